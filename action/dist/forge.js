@@ -11,13 +11,13 @@ import {
   loadSystemPrompt,
   spawnAgent,
   startSubWorktree
-} from "./chunk-X5QJUNXE.js";
+} from "./chunk-MJAF37RU.js";
 import {
   EXIT_CODES,
   formatProblem,
   succeeded,
   validatePlan
-} from "./chunk-FRWXARC6.js";
+} from "./chunk-TXEOO65G.js";
 import {
   __commonJS,
   __require,

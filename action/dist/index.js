@@ -4,8 +4,10 @@ import {
   requestLog
 } from "./chunk-4AB3CGFW.js";
 import {
+  AGENT_SESSION_DIR,
   ENV,
   GitError,
+  MAX_CARRIED_SESSION_BYTES,
   Masker,
   abortMerge,
   asAgentUser,
@@ -43,13 +45,15 @@ import {
   writeFileAtomic,
   writeInAgentFolder,
   writeSignal
-} from "./chunk-X5QJUNXE.js";
+} from "./chunk-MJAF37RU.js";
 import {
   CAPTAIN_ID,
   CAPTAIN_PLAN_ID,
   CHANGE_REQUEST_BODY_SECTIONS,
   CHANGE_REQUEST_LIMITS,
+  CHECKPOINT_VERSION,
   CONFIG_PATH,
+  DEFAULT_STAGES,
   FOLLOWUP_ID,
   GIT_REMOTE_BACKOFF,
   JOURNAL_FILE,
@@ -58,6 +62,8 @@ import {
   PLAN_RUN_ID,
   PROTECTED_PATHS,
   RUN_ID_PATTERN,
+  STAGED_AGENT_TYPES,
+  STAGE_NAMES,
   TRAILERS,
   WALKTHROUGH_BODY_SECTIONS,
   agentChangeRequestSchema,
@@ -65,8 +71,10 @@ import {
   asData,
   attemptDir,
   branchName,
+  branchParser,
   captainBranch,
   changeRequestFrontmatterSchema,
+  checkpointSchema,
   defaultConfig,
   delayMs,
   executionReportPath,
@@ -74,6 +82,7 @@ import {
   forgeConfigSchema,
   integrationBranch,
   isFollowupId,
+  isStageOf,
   iterationOf,
   joinRun,
   journalSchema,
@@ -93,11 +102,13 @@ import {
   realClock,
   require_picomatch,
   resultPath,
+  resumeContextSchema,
   squashUpstreamSchema,
   stateBranch,
+  taskRecordsDir,
   walkthroughFrontmatterSchema,
   walkthroughPath
-} from "./chunk-OJACPRUX.js";
+} from "./chunk-OHE5JTCR.js";
 import {
   Octokit,
   legacyRestEndpointMethods,
@@ -128,7 +139,7 @@ import {
   validatePlan,
   writeFrontMatter,
   zodProblems
-} from "./chunk-FRWXARC6.js";
+} from "./chunk-TXEOO65G.js";
 import {
   getInput,
   info,
@@ -144,8 +155,8 @@ import {
 } from "./chunk-54WUDIML.js";
 
 // action/src/runner.ts
-import { existsSync as existsSync3 } from "node:fs";
-import path27 from "node:path";
+import { existsSync as existsSync4 } from "node:fs";
+import path29 from "node:path";
 import { fileURLToPath } from "node:url";
 
 // src/agent/model-proxy.ts
@@ -318,7 +329,7 @@ async function startModelProxy(options) {
     if (spent !== void 0) return deny(400, "invalid_request_error", spent);
     forward(req, res, who.style, `${base}${raw}`);
   });
-  function forward(req, res, style, path28) {
+  function forward(req, res, style, path30) {
     count++;
     const headers = {};
     for (const [k, v] of Object.entries(req.headers)) {
@@ -330,7 +341,7 @@ async function startModelProxy(options) {
     else headers.authorization = `Bearer ${options.key}`;
     const send = upstream.protocol === "https:" ? httpsRequest : httpRequest;
     const out = send(
-      { protocol: upstream.protocol, hostname: upstream.hostname, port: upstream.port || void 0, method: req.method, path: path28, headers },
+      { protocol: upstream.protocol, hostname: upstream.hostname, port: upstream.port || void 0, method: req.method, path: path30, headers },
       (answer) => meter(answer, res)
     );
     out.on("error", (err) => refuse(res, api, 502, "api_error", `the model API could not be reached: ${err.message}`));
@@ -966,9 +977,9 @@ function createOctokitGitHub(options) {
         throw new GitHubApiError(`reading the comments of #${issue} failed: ${detail(err)}`, statusOf(err), { cause: err });
       }
     },
-    async readFile(path28, ref) {
+    async readFile(path30, ref) {
       try {
-        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path28, ...ref ? { ref } : {} });
+        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path30, ...ref ? { ref } : {} });
         if (Array.isArray(data) || data.type !== "file") return void 0;
         if (data.encoding === "base64" && typeof data.content === "string" && (data.content !== "" || data.size === 0)) {
           return Buffer.from(data.content, "base64").toString("utf8");
@@ -977,7 +988,7 @@ function createOctokitGitHub(options) {
         return Buffer.from(blob.content, "base64").toString("utf8");
       } catch (err) {
         if (statusOf(err) === 404) return void 0;
-        throw new GitHubApiError(`reading ${path28} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
+        throw new GitHubApiError(`reading ${path30} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
       }
     },
     async findOpenPull(head, base) {
@@ -1059,6 +1070,7 @@ var dispatchContextSchema = external_exports.object({
   iteration: external_exports.number().int().min(1).optional().describe("A revision of the attempt on its PR (docs/executor.md#iterations)."),
   feedback: external_exports.array(feedbackSchema).optional().describe("A revision: what it must answer \u2014 reviews (read from GitHub by id), /forge fix messages, failing checks."),
   prNumber: external_exports.number().int().optional().describe("A revision: the PR it revises."),
+  resume: resumeContextSchema.optional(),
   budget: external_exports.object({ usd: external_exports.number().min(0).optional(), tokens: external_exports.number().int().min(0).optional() }).strict().optional().describe("The attempt's caps (the App's reckoning of the attempt, task and run budgets): the runner stops the agent past them."),
   traceparent: external_exports.string().regex(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[0-3]$/, "must be a W3C traceparent").optional().describe("The App's dispatch span (W3C Trace Context), when telemetry is on: the runner's spans join the run's trace."),
   file: external_exports.object({ path: external_exports.string().min(1), sha: external_exports.string().regex(/^[0-9a-f]{40}$/, "must be a git blob sha") }).strict().optional().describe(
@@ -1720,6 +1732,9 @@ async function openStageContext(options) {
   await mkdir3(sessionDir, { recursive: true });
   const parentEnv = options.spawn.env ?? process.env;
   const traceId = traceIdFrom(parentEnv);
+  const depth = Number(parentEnv[ENV.depth] ?? 0);
+  const restored = options.resume?.depthUsed;
+  const depthEnv = restored !== void 0 && restored > (Number.isInteger(depth) ? depth : 0) ? { [ENV.depth]: String(restored) } : {};
   await writeFile3(path4.join(sessionDir, ".trace"), `${traceId}
 `, "utf8");
   return {
@@ -1728,13 +1743,14 @@ async function openStageContext(options) {
     task: options.taskContext,
     workdir: options.workdir,
     sessionDir,
-    env: { ...parentEnv, [ENV.trace]: traceId },
+    env: { ...parentEnv, ...depthEnv, [ENV.trace]: traceId },
     traceId,
     reports: defaultReportPaths(sessionDir),
     startedAt: /* @__PURE__ */ new Date(),
     tally: { sessions: 0, costUsd: 0, sawCost: false, turns: 0 },
     out: {},
-    prompts: /* @__PURE__ */ new Map()
+    prompts: /* @__PURE__ */ new Map(),
+    at: options.resume?.session ? { resumeSession: options.resume.session.id, ...options.resume.session.file ? { resumeFile: options.resume.session.file } : {} } : {}
   };
 }
 function progress(c, summary2) {
@@ -1781,6 +1797,12 @@ async function sessionOnce(c, stage, kind, prompt, caller) {
   c.tally.sessions++;
   const dir = path4.join(c.sessionDir, "stages", `${String(c.tally.sessions).padStart(2, "0")}-${stage}`);
   const remaining = options.deadline !== void 0 ? options.deadline - Date.now() : void 0;
+  const resumeSession = kind === c.type ? c.at.resumeSession : void 0;
+  const resumeFile = resumeSession ? c.at.resumeFile : void 0;
+  if (resumeSession) {
+    delete c.at.resumeSession;
+    delete c.at.resumeFile;
+  }
   const timeoutMs = remaining !== void 0 ? Math.max(1, Math.min(options.spawn.timeoutMs ?? Infinity, remaining)) : options.spawn.timeoutMs;
   const r = await spawnAgent({
     ...options.spawn,
@@ -1797,8 +1819,11 @@ async function sessionOnce(c, stage, kind, prompt, caller) {
     reports: c.reports,
     ...timeoutMs !== void 0 && Number.isFinite(timeoutMs) ? { timeoutMs } : {},
     ...options.signal ? { signal: options.signal } : {},
-    ...options.onProgress ? { onProgress: options.onProgress } : {}
+    ...options.onProgress ? { onProgress: options.onProgress } : {},
+    ...resumeSession ? { resumeSession } : {},
+    ...resumeFile ? { resumeFile } : {}
   });
+  if (kind === c.type && r.sessionId && c.at.stage) c.at.last = { id: r.sessionId, stage: c.at.stage };
   if (r.costUsd !== void 0) {
     c.tally.costUsd += r.costUsd;
     c.tally.sawCost = true;
@@ -2398,6 +2423,7 @@ async function resolveDispatchContext(context, runId, github) {
 import { writeFile as writeFile5 } from "node:fs/promises";
 
 // action/src/task/files.ts
+import { existsSync } from "node:fs";
 import { lstat as lstat2, mkdir as mkdir6, readdir as readdir4, rm as rm5, unlink as unlink2, writeFile as writeFile4 } from "node:fs/promises";
 import path9 from "node:path";
 var MAX_RECORD_FILE_BYTES = 1e6;
@@ -2428,17 +2454,30 @@ async function dropLinks2(dir, prefix = "") {
   }
   return out;
 }
+function inAgentHome(root, rel) {
+  const parts = rel.split(/[\\/]/);
+  for (let i = 0; i < parts.length - 1; i++) {
+    if (parts[i] !== "home" && parts[i] !== "tmp") continue;
+    const session2 = path9.join(root, ...parts.slice(0, i));
+    if (existsSync(path9.join(session2, "transcript.log")) || existsSync(path9.join(session2, "events.ndjson"))) return true;
+  }
+  return false;
+}
 async function copyForRecord(from, to) {
   await rm5(to, { recursive: true, force: true });
   await mkdir6(to, { recursive: true });
   for (const file of await listFiles(from)) {
     const rel = path9.relative(from, file);
-    if (path9.basename(rel).includes(".tmp.")) continue;
+    if (path9.basename(rel).includes(".tmp.") || inAgentHome(from, rel)) continue;
     const dest = path9.join(to, rel);
     await mkdir6(path9.dirname(dest), { recursive: true });
     const buf = await readAgentFile(from, file, { maxBytes: Number.MAX_SAFE_INTEGER }).catch(() => void 0);
     if (!buf) continue;
     const size = buf.length;
+    if (rel.split(/[\\/]/).includes(AGENT_SESSION_DIR)) {
+      if (size <= MAX_CARRIED_SESSION_BYTES) await writeFile4(dest, buf);
+      continue;
+    }
     if (size <= MAX_RECORD_FILE_BYTES) await writeFile4(dest, buf);
     else {
       const half = Math.floor(MAX_RECORD_FILE_BYTES / 2);
@@ -2464,7 +2503,7 @@ function maskerOf(deps) {
 function maskedGitHub(github, masker) {
   const m = (s) => s === void 0 ? s : masker.mask(s);
   return {
-    readFile: (path28, ref) => github.readFile(path28, ref),
+    readFile: (path30, ref) => github.readFile(path30, ref),
     findOpenPull: (head, base) => github.findOpenPull(head, base),
     createPull: (p) => github.createPull({ ...p, title: masker.mask(p.title), body: masker.mask(p.body) }),
     updatePull: (number, p) => github.updatePull(number, {
@@ -2499,8 +2538,8 @@ async function maskFolder(dir, masker) {
 }
 
 // action/src/task/job.ts
-import { writeFile as writeFile11 } from "node:fs/promises";
-import path19 from "node:path";
+import { writeFile as writeFile12 } from "node:fs/promises";
+import path21 from "node:path";
 
 // action/src/task-context.ts
 import path10 from "node:path";
@@ -2629,6 +2668,72 @@ function renderTaskContext(c) {
   return out.join("\n");
 }
 
+// action/src/task/checkpoint.ts
+var import_yaml3 = __toESM(require_dist(), 1);
+import { mkdir as mkdir7, writeFile as writeFile6 } from "node:fs/promises";
+import path11 from "node:path";
+var CHECKPOINTS_DIR = "checkpoints";
+var SESSION_STATE_FILE = ".session-state";
+function checkpointName(at, n2) {
+  return `cp-${new Date(at).toISOString().replace(/[-:.]/g, "")}-${String(n2).padStart(2, "0")}.json`;
+}
+async function writeCheckpoint(a, progress2, head, ended) {
+  const at = a.now();
+  const { runId, taskId, attempt } = a.ids;
+  const checkpoint = checkpointSchema.parse({
+    checkpoint_version: CHECKPOINT_VERSION,
+    created_at: new Date(at).toISOString(),
+    run_id: runId,
+    task_id: taskId,
+    attempt,
+    trace_id: progress2.traceId,
+    completed_stages: progress2.completed.map((c) => ({ name: c.name, exit_code: c.exit_code })),
+    pending_stages: [...progress2.pending],
+    depth_used: progress2.depthUsed,
+    depth_max: progress2.depthMax,
+    ...progress2.session ? { agent_session: { ...progress2.session } } : {},
+    head_sha: head
+  });
+  const dir = path11.join(a.sessionDir, CHECKPOINTS_DIR);
+  await mkdir7(dir, { recursive: true });
+  const name = checkpointName(at, ++a.checkpoints);
+  await writeFile6(path11.join(dir, name), `${JSON.stringify(checkpoint, null, 2)}
+`);
+  const total = progress2.completed.length + progress2.pending.length;
+  const state = {
+    state: progress2.pending.length === 0 ? "COMPLETE" : ended ? "STOPPED" : `PHASE_${progress2.completed.length + 1}`,
+    current_phase: Math.min(progress2.completed.length + 1, total),
+    total_phases: total,
+    started_at: new Date(a.t0).toISOString(),
+    last_checkpoint: `${CHECKPOINTS_DIR}/${name}`,
+    depth_used: progress2.depthUsed,
+    depth_max: progress2.depthMax
+  };
+  await writeFile6(path11.join(a.sessionDir, SESSION_STATE_FILE), (0, import_yaml3.stringify)(state));
+  return checkpoint;
+}
+
+// action/src/task/carried-session.ts
+import { lstat as lstat3, readdir as readdir5 } from "node:fs/promises";
+import path12 from "node:path";
+async function carriedSessionFile(workspace, recordRel, session2) {
+  const stages = path12.join(workspace, recordRel, "agent", "stages");
+  if (!await isRealDir(path12.join(workspace, recordRel, "agent")) || !await isRealDir(stages)) return void 0;
+  const dirs = (await readdir5(stages, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory()).map((e) => e.name);
+  for (const dir of dirs.sort().reverse()) {
+    const folder = path12.join(stages, dir, AGENT_SESSION_DIR);
+    if (!await isRealDir(folder)) continue;
+    const files = await readdir5(folder, { withFileTypes: true }).catch(() => []);
+    const hit = files.find((f) => f.isFile() && f.name.startsWith(`${session2.adapter}-`) && f.name.endsWith(`${session2.id}.jsonl`));
+    if (hit) return path12.join(folder, hit.name);
+  }
+  return void 0;
+}
+async function isRealDir(dir) {
+  const st = await lstat3(dir).catch(() => void 0);
+  return st?.isDirectory() === true;
+}
+
 // action/src/live-report.ts
 import { appendFileSync } from "node:fs";
 var LIVE_DETAIL_MAX = 200;
@@ -2698,7 +2803,7 @@ var LIVE_KINDS = {
 };
 
 // action/src/start-head.ts
-import path11 from "node:path";
+import path13 from "node:path";
 function attemptTrailers(id) {
   return [
     ["Run", id.runId],
@@ -2708,29 +2813,37 @@ function attemptTrailers(id) {
 }
 var FIELD = "";
 var RECORD = "";
-async function firstParentLog(git2, tip, id, max) {
+async function firstParentLog(git2, tip, id, max, since) {
   const format = [
     "%H",
     "%P",
     "%(trailers:key=Run,valueonly,separator=%x2C)",
     "%(trailers:key=Task,valueonly,separator=%x2C)",
-    "%(trailers:key=Attempt,valueonly,separator=%x2C)"
+    "%(trailers:key=Attempt,valueonly,separator=%x2C)",
+    "%(trailers:key=Forge-Run,valueonly,separator=%x2C)",
+    "%(trailers:key=Forge-Task,valueonly,separator=%x2C)",
+    "%(trailers:key=Forge-Attempt,valueonly,separator=%x2C)"
   ].join("%x1f");
+  const inLineage = (run2, task, attempt) => {
+    if (run2 !== id.runId || task !== id.taskId || !attempt) return false;
+    const n2 = Number(attempt);
+    return since !== void 0 ? Number.isInteger(n2) && n2 >= since && n2 <= id.attempt : attempt === String(id.attempt);
+  };
   const raw = (await git2.run(["log", "--first-parent", ...max ? [`--max-count=${max}`] : [], `--format=${format}%x1e`, tip])).stdout;
   return raw.split(RECORD).map((r) => r.trim()).filter(Boolean).map((r) => {
-    const [sha, parents, run2, task, attempt] = r.split(FIELD).map((s) => s.trim());
+    const [sha, parents, run2, task, attempt, fRun, fTask, fAttempt] = r.split(FIELD).map((s) => s.trim());
     return {
       sha,
       parents: parents ? parents.split(" ") : [],
-      ours: run2 === id.runId && task === id.taskId && attempt === String(id.attempt)
+      ours: inLineage(run2, task, attempt) || since !== void 0 && inLineage(fRun, fTask, fAttempt)
     };
   });
 }
 async function shallowBoundary(git2) {
   const file = await git2.out(["rev-parse", "--git-path", "shallow"]).catch(() => "") || "";
   if (!file) return /* @__PURE__ */ new Set();
-  const shallow = path11.resolve(git2.dir, file);
-  const text = await readAgentText(path11.dirname(shallow), shallow) ?? "";
+  const shallow = path13.resolve(git2.dir, file);
+  const text = await readAgentText(path13.dirname(shallow), shallow) ?? "";
   return new Set(
     text.split("\n").map((l) => l.trim()).filter(Boolean)
   );
@@ -2749,19 +2862,19 @@ function walk(log, boundary, tip) {
   }
   return start;
 }
-async function attemptStartHead(git2, branch, tip, id) {
-  const top = (await firstParentLog(git2, tip, id, 1).catch(() => []))[0];
+async function attemptStartHead(git2, branch, tip, id, since) {
+  const top = (await firstParentLog(git2, tip, id, 1, since).catch(() => []))[0];
   if (!top || !top.ours) return tip;
   for (const deepen of ["--deepen=32", "--deepen=256", "--unshallow"]) {
     const boundary = await shallowBoundary(git2);
-    const found2 = walk(await firstParentLog(git2, tip, id), boundary, tip);
+    const found2 = walk(await firstParentLog(git2, tip, id, void 0, since), boundary, tip);
     if (found2 !== void 0) return found2;
     if (await git2.out(["rev-parse", "--is-shallow-repository"]) !== "true") break;
     await git2.run(["fetch", "--no-tags", "--quiet", deepen, "origin", `+refs/heads/${branch}:refs/remotes/origin/${branch}`], {
       allowFail: true
     });
   }
-  const found = walk(await firstParentLog(git2, tip, id), await shallowBoundary(git2), tip);
+  const found = walk(await firstParentLog(git2, tip, id, void 0, since), await shallowBoundary(git2), tip);
   return found ?? tip;
 }
 
@@ -2784,8 +2897,9 @@ async function stageWork(a) {
   if (staged.some((c) => c.path.startsWith(`${recordRel}/`))) await git2.run(["reset", "--quiet", startHead, "--", recordRel]);
   for (const r of await revertProtectedChanges(git2, startHead, staged)) branchState.refused.set(r.path, r);
   const pending = (await git2.run(["diff", "--cached", "--quiet", "HEAD"], { allowFail: true })).code !== 0;
+  const records = `${taskRecordsDir(a.ids.runId, a.ids.taskId)}/`;
   return {
-    filesChanged: staged.filter((c) => !c.path.startsWith(`${recordRel}/`) && !isProtectedPath(c.path)).map((c) => c.path),
+    filesChanged: staged.filter((c) => !c.path.startsWith(`${recordRel}/`) && !c.path.startsWith(records) && !isProtectedPath(c.path)).map((c) => c.path),
     pending
   };
 }
@@ -2840,6 +2954,8 @@ async function runAgent(a) {
   const cap = a.input.context.budget ?? capOf(config);
   if (cap) deps.modelGate?.(() => meter.refusal(cap));
   let session2 = 0;
+  const r = a.input.context.resume;
+  const carried = r?.session ? await carriedSessionFile(a.input.workspace, attemptDir(a.ids.runId, a.ids.taskId, r.fromAttempt), r.session) : void 0;
   const checkBudget = (stop) => {
     const over = cap ? meter.over(cap) : void 0;
     if (!over || budgetStop) return;
@@ -2880,14 +2996,19 @@ async function runAgent(a) {
           ctl.onProgress(p);
         },
         // The runner's own push is like a tool call in flight: silence is expected (only the idle limit applies).
-        onStageEnd: async (stage) => {
+        onStageEnd: async (stage, progress2) => {
           ctl.onProgress({ summary: `pushing the work after stage ${stage}`, kind: "tool_use" });
           await pushProgress(a, stage).catch(
             (err) => void warnings.push(`could not push the work after stage ${stage}: ${err.message}`)
           );
+          if (progress2)
+            await writeCheckpoint(a, progress2, a.branchState.remoteHead, false).catch(
+              (err) => void warnings.push(`could not write the checkpoint after stage ${stage}: ${err.message}`)
+            );
           ctl.onProgress({ summary: `pushed the work after stage ${stage}`, kind: "tool_result" });
           live.write({ layer: "job", stage, status: "push", detail: `pushed the work after stage ${stage}` });
-        }
+        },
+        ...resumeRequest(a, carried)
       }).catch((err) => ({
         exitCode: EXIT_CODES.FAILURE,
         error: `the agent runner failed: ${err.message}`
@@ -2934,6 +3055,20 @@ async function runAgent(a) {
   } else if (outcome.error) verdict.errors.push(outcome.error);
   return { end: { supervised, outcome, tAgent, tAgentEnd, ...budgetStop ? { budgetExceeded: budgetStop } : {} }, verdict };
 }
+function resumeRequest(a, carried) {
+  const r = a.input.context.resume;
+  if (!r) return {};
+  const stage = r.stage !== void 0 && STAGE_NAMES.includes(r.stage) ? r.stage : void 0;
+  const session2 = r.session && r.session.adapter === a.deps.agent.name && stage !== void 0 ? { id: r.session.id, stage, ...carried ? { file: { path: carried, root: a.input.workspace } } : {} } : void 0;
+  return {
+    resume: {
+      fromAttempt: r.fromAttempt,
+      ...stage ? { stage } : {},
+      ...session2 ? { session: session2 } : {},
+      ...r.depthUsed !== void 0 ? { depthUsed: r.depthUsed } : {}
+    }
+  };
+}
 
 // action/src/task/context.ts
 function openTaskJob({ config, input, deps }) {
@@ -2960,8 +3095,10 @@ function mark(job, label) {
 async function checkoutAttempt(job) {
   const { config, git: git2, github, log } = job;
   const { runId, taskId, attempt } = job.ids;
-  const expectedBranch = branchName(config, runId, taskId, attempt);
-  const prefetch = git2.fetchBranch(expectedBranch).catch((err) => err instanceof Error ? err : new Error(String(err)));
+  const resumed = job.input.context.resume;
+  const ownBranch = branchName(config, runId, taskId, attempt);
+  const fetchTip = (b) => git2.fetchBranch(b).catch((err) => err instanceof Error ? err : new Error(String(err)));
+  const prefetch = resumed ? void 0 : fetchTip(ownBranch);
   const iteration = job.input.context.iteration ?? 0;
   const check = await readAndCheckDispatch(github, runId, taskId, attempt, iteration);
   if (!check.current) {
@@ -2969,15 +3106,18 @@ async function checkoutAttempt(job) {
     return neutralReport(log, `Forge \xB7 ${taskId} \xB7 attempt ${attempt}`, check.reason);
   }
   const { journal, task, node } = check;
-  const branch = expectedBranch;
-  const base = integrationBranch(config, runId);
   const named = check.followup?.branch ?? task.attempt?.branch;
+  const earlier = Array.from({ length: attempt - 1 }, (_, k) => branchName(config, runId, taskId, k + 1));
+  const branch = resumed && named !== void 0 && earlier.includes(named) ? named : ownBranch;
+  const base = integrationBranch(config, runId);
   if (named !== void 0 && named !== branch)
-    throw new JobError(`the journal names the branch ${named} for ${taskId} attempt ${attempt}, but the run's template names ${branch}`);
+    throw new JobError(
+      `the journal names the branch ${named} for ${taskId} attempt ${attempt}, but the run's template names ${branch}${resumed ? " (or an earlier attempt's)" : ""}`
+    );
   if (journal.integrationBranch !== base)
     throw new JobError(`the journal names the integration branch ${journal.integrationBranch}, but the run's template names ${base}`);
   mark(job, "journal");
-  const tip = await prefetch;
+  const tip = await (prefetch ?? fetchTip(branch));
   if (tip instanceof Error) throw tip;
   if (!tip) throw new JobError(`the task branch ${branch} does not exist on the remote; the App creates it before dispatching`);
   const recorded = await git2.out([
@@ -2997,7 +3137,7 @@ async function checkoutAttempt(job) {
     );
   }
   await git2.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
-  const startHead = await attemptStartHead(git2, branch, tip, job.ids);
+  const startHead = await attemptStartHead(git2, branch, tip, job.ids, resumed ? lineageStart(config, runId, taskId, branch) : void 0);
   if (startHead !== tip) log.info(`The branch carries earlier work of this attempt; changes are measured from ${startHead.slice(0, 12)}.`);
   mark(job, "checkout");
   return {
@@ -3012,10 +3152,13 @@ async function checkoutAttempt(job) {
     startHead
   };
 }
+function lineageStart(config, runId, taskId, branch) {
+  return branchParser(config)(branch)?.attempt;
+}
 
 // action/src/task/collect.ts
-import { rm as rm6, writeFile as writeFile6 } from "node:fs/promises";
-import path12 from "node:path";
+import { rm as rm6, writeFile as writeFile7 } from "node:fs/promises";
+import path14 from "node:path";
 async function collectWork(a, end, verdict) {
   const { git: git2, branchState } = a;
   const { attempt } = a.ids;
@@ -3024,10 +3167,10 @@ async function collectWork(a, end, verdict) {
     a.warnings.push(
       `removed ${links.length} link(s) the agent left in its session folder (${links.slice(0, 5).join(", ")}${links.length > 5 ? ", \u2026" : ""}): the runner reads no file through a link`
     );
-  const agentRecordCopy = path12.join(a.input.workspace, a.recordRel, "walkthrough.md");
+  const agentRecordCopy = path14.join(a.input.workspace, a.recordRel, "walkthrough.md");
   if (!await exists(a.walkthroughSession) && !end.outcome.walkthroughPath) {
     const text = await readAgentText(a.input.workspace, agentRecordCopy, (m) => void a.warnings.push(m));
-    if (text !== void 0) await writeFile6(a.walkthroughSession, text);
+    if (text !== void 0) await writeFile7(a.walkthroughSession, text);
   }
   const { filesChanged, pending } = await stageWork(a);
   const refusals = [...branchState.refused.values()];
@@ -3083,7 +3226,7 @@ async function completeAttemptWalkthrough(a, end, work, verdict) {
     verdict.exitCode = EXIT_CODES.FAILURE;
     verdict.errors.push("the walkthrough reports status: failed");
   }
-  if (completed.ok) await writeFile6(a.walkthroughSession, completed.markdown);
+  if (completed.ok) await writeFile7(a.walkthroughSession, completed.markdown);
   else await rm6(a.walkthroughSession, { force: true });
   return completed;
 }
@@ -3192,6 +3335,11 @@ function renderStatusBody(input) {
 }
 
 // action/src/task/pull.ts
+function pullRefused(err) {
+  const message = err.message;
+  if (!/not permitted to create or approve pull requests/i.test(message)) return message;
+  return `${message} The repository's Actions setting "Allow GitHub Actions to create and approve pull requests" is off (Settings \u2192 Actions \u2192 General \u2192 Workflow permissions), so the job's token may not open it: Forge's App opens it once the work is verified, or give the Forge step a token of its own in github-token.`;
+}
 function statusBody(a, state, extra = {}) {
   const { runId, taskId, attempt } = a.ids;
   return renderStatusBody({
@@ -3237,7 +3385,7 @@ async function openDraftPr(a, existingPr) {
     await github.addLabels(pr.number, [LABELS.task]).catch((err) => void warnings.push(`could not label the pull request: ${err.message}`));
     return pr;
   })().catch((err) => {
-    warnings.push(`could not open the draft pull request: ${err.message}`);
+    warnings.push(`could not open the draft pull request: ${pullRefused(err)}`);
     return void 0;
   });
 }
@@ -3251,7 +3399,7 @@ async function openPrAfterPush(a) {
     await github.addLabels(pr.number, [LABELS.task]).catch((err) => void warnings.push(`could not label the pull request: ${err.message}`));
     return pr;
   } catch (err) {
-    warnings.push(`could not open the pull request: ${err.message}`);
+    warnings.push(`could not open the pull request: ${pullRefused(err)}`);
     return void 0;
   }
 }
@@ -3285,12 +3433,12 @@ async function publishPr(a, pr, end) {
 }
 
 // action/src/task/record.ts
-import { writeFile as writeFile8 } from "node:fs/promises";
-import path14 from "node:path";
+import { writeFile as writeFile9 } from "node:fs/promises";
+import path16 from "node:path";
 
 // action/src/task/execution-report.ts
-import { readdir as readdir5, writeFile as writeFile7 } from "node:fs/promises";
-import path13 from "node:path";
+import { readdir as readdir6, writeFile as writeFile8 } from "node:fs/promises";
+import path15 from "node:path";
 function cell2(v, max = 80) {
   const s = typeof v === "string" || typeof v === "number" ? String(v) : "";
   return asData(s.slice(0, max * 4)).replace(/\s+/g, " ").trim().slice(0, max).replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/`/g, "'");
@@ -3359,11 +3507,11 @@ async function signalFiles(sessionDir) {
   const found = [];
   const walk2 = async (dir, depth) => {
     if (depth > 6 || found.length >= 200) return;
-    const entries = await readdir5(dir, { withFileTypes: true }).catch(() => []);
+    const entries = await readdir6(dir, { withFileTypes: true }).catch(() => []);
     for (const e of entries) {
-      const p = path13.join(dir, e.name);
+      const p = path15.join(dir, e.name);
       if (e.isDirectory()) await walk2(p, depth + 1);
-      else if (path13.basename(dir) === ".signals") found.push(path13.relative(sessionDir, p));
+      else if (path15.basename(dir) === ".signals") found.push(path15.relative(sessionDir, p));
     }
   };
   await walk2(sessionDir, 0);
@@ -3372,13 +3520,13 @@ async function signalFiles(sessionDir) {
 async function writeExecutionReport(sessionDir, facts) {
   let stages = [];
   try {
-    const text = (await readAgentFile(sessionDir, path13.join(sessionDir, "manifest.json")))?.toString("utf8") ?? "";
+    const text = (await readAgentFile(sessionDir, path15.join(sessionDir, "manifest.json")))?.toString("utf8") ?? "";
     const manifest = JSON.parse(text);
     if (Array.isArray(manifest.stages)) stages = manifest.stages.filter((s) => typeof s === "object" && s !== null);
   } catch {
   }
-  const file = path13.join(sessionDir, "execution-report.md");
-  await writeFile7(file, renderExecutionReport(facts, stages, await signalFiles(sessionDir)));
+  const file = path15.join(sessionDir, "execution-report.md");
+  await writeFile8(file, renderExecutionReport(facts, stages, await signalFiles(sessionDir)));
   return file;
 }
 
@@ -3404,7 +3552,7 @@ async function recordAttempt(a, end, work, completed, verdict, reports = {}) {
     layer: "orch",
     name: `job-${taskId}`,
     status: signalStatusOf(exitCode),
-    artifactPath: path14.join(sessionDir, "result.json"),
+    artifactPath: path16.join(sessionDir, "result.json"),
     traceId: attemptTraceId(a.ids),
     createdAt: new Date(end.tAgent),
     completedAt: new Date(a.now()),
@@ -3435,7 +3583,7 @@ async function recordAttempt(a, end, work, completed, verdict, reports = {}) {
     live: a.live.entries
   });
   await maskFolder(sessionDir, masker);
-  const recordDir = path14.join(a.input.workspace, a.recordRel);
+  const recordDir = path16.join(a.input.workspace, a.recordRel);
   assertNoLinks(a.input.workspace, recordDir);
   await copyForRecord(sessionDir, recordDir);
   await git2.run(["add", "--force", "--", a.recordRel]);
@@ -3476,9 +3624,11 @@ async function writeResult(a, end, work, completed, exitCode, error, reports) {
   const { runId, taskId, attempt } = a.ids;
   const { outcome } = end;
   const warn = (m) => void a.warnings.push(m);
-  const question = outcome.question ?? await readAgentText(sessionDir, path14.join(sessionDir, "question.md"), warn);
-  const refinement = outcome.refinement ?? await readAgentText(sessionDir, path14.join(sessionDir, "refinement.md"), warn);
+  const question = outcome.question ?? await readAgentText(sessionDir, path16.join(sessionDir, "question.md"), warn);
+  const refinement = outcome.refinement ?? await readAgentText(sessionDir, path16.join(sessionDir, "refinement.md"), warn);
   const cr = exitCode === EXIT_CODES.NEEDS_ESCALATION ? reports.changeRequest : void 0;
+  const progress2 = outcome.progress;
+  const checkpoint = progress2 ? await writeCheckpoint(a, progress2, work.headForFacts, true).catch(() => void 0) : void 0;
   const result = agentResultSchema.parse(
     maskerOf(a.deps).maskDeep({
       version: 1,
@@ -3501,23 +3651,24 @@ async function writeResult(a, end, work, completed, exitCode, error, reports) {
       ...outcome.model ?? config.agent.model ? { model: outcome.model ?? config.agent.model } : {},
       ...spendFields(a, end),
       ...outcome.turns !== void 0 ? { turns: outcome.turns } : {},
-      agent_ms: Math.max(0, Math.round(end.tAgentEnd - end.tAgent))
+      agent_ms: Math.max(0, Math.round(end.tAgentEnd - end.tAgent)),
+      ...checkpoint ? { checkpoint } : {}
     })
   );
-  await writeFile8(path14.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}
+  await writeFile9(path16.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}
 `);
   return result;
 }
 async function writeManifest(a, end, exitCode, error) {
-  const manifest = path14.join(a.sessionDir, "manifest.json");
+  const manifest = path16.join(a.sessionDir, "manifest.json");
   const theirs = end.outcome.manifestPath;
   const warn = (m) => void a.warnings.push(m);
   const text = theirs && theirs !== manifest ? await readAgentText(a.sessionDir, theirs, warn) : void 0;
-  if (text !== void 0) await writeFile8(manifest, text);
+  if (text !== void 0) await writeFile9(manifest, text);
   if (await readAgentText(a.sessionDir, manifest, warn) !== void 0) return;
   const status = stageStatusOf(exitCode);
   const summary2 = { total: 1, passed: status === "success" ? 1 : 0, failed: status === "failure" ? 1 : 0, exit_code: exitCode };
-  await writeFile8(
+  await writeFile9(
     manifest,
     `${JSON.stringify({ orchestrator: `forge-${a.node.agentType}`, stages: [{ name: "agent", status, exit_code: exitCode, ...error ? { error } : {} }], summary: summary2 }, null, 2)}
 `
@@ -3556,13 +3707,13 @@ function squashedField(a) {
 }
 
 // action/src/task/reports.ts
-import { writeFile as writeFile9 } from "node:fs/promises";
-import path15 from "node:path";
+import { writeFile as writeFile10 } from "node:fs/promises";
+import path17 from "node:path";
 var changeRequestId = (taskId, attempt) => `cr-${taskId}-${attempt}`;
 async function completeReports(a, end, verdict) {
   if (verdict.exitCode !== EXIT_CODES.NEEDS_ESCALATION) return {};
   const { runId, taskId, attempt } = a.ids;
-  const session2 = path15.join(a.sessionDir, "change-request.md");
+  const session2 = path17.join(a.sessionDir, "change-request.md");
   const text = await readAgentText(a.sessionDir, end.outcome.changeRequestPath ?? session2, (m) => void a.warnings.push(m));
   const completed = completeChangeRequest(text, {
     id: changeRequestId(taskId, attempt),
@@ -3575,13 +3726,13 @@ async function completeReports(a, end, verdict) {
     verdict.errors.push(`the agent escalated (exit 11) without a valid Change Request: ${problemList(completed.problems)}`);
     return {};
   }
-  await writeFile9(session2, completed.markdown);
+  await writeFile10(session2, completed.markdown);
   return { changeRequest: completed.frontmatter };
 }
 
 // action/src/task/session.ts
-import { mkdir as mkdir7, rm as rm7, writeFile as writeFile10 } from "node:fs/promises";
-import path17 from "node:path";
+import { mkdir as mkdir8, rm as rm7, writeFile as writeFile11 } from "node:fs/promises";
+import path19 from "node:path";
 
 // action/src/events.ts
 import { appendFileSync as appendFileSync2 } from "node:fs";
@@ -3749,7 +3900,7 @@ Execution report: [execution-report.md](${link})`,
 };
 
 // action/src/task/spend.ts
-import path16 from "node:path";
+import path18 from "node:path";
 var SPEND_FILE_MAX = 4096;
 var SpendMeter = class {
   constructor(spendFile, prices, model, proxyUsage) {
@@ -3788,7 +3939,7 @@ var SpendMeter = class {
   readFile() {
     let text;
     try {
-      const buf = readAgentFileSync(path16.dirname(this.spendFile), this.spendFile, { maxBytes: SPEND_FILE_MAX });
+      const buf = readAgentFileSync(path18.dirname(this.spendFile), this.spendFile, { maxBytes: SPEND_FILE_MAX });
       if (!buf) return;
       text = buf.toString("utf8");
     } catch {
@@ -3945,11 +4096,11 @@ async function recordedSquashes(git2, tip, recordRel, id) {
 async function openAttempt(job, co) {
   const { input, git: git2, github } = job;
   const { runId, taskId, attempt } = job.ids;
-  const sessionDir = path17.join(input.tempDir, `forge-session-${taskId}-${attempt}`);
+  const sessionDir = path19.join(input.tempDir, `forge-session-${taskId}-${attempt}`);
   await rm7(sessionDir, { recursive: true, force: true });
-  await mkdir7(path17.join(sessionDir, ".signals"), { recursive: true });
-  await mkdir7(path17.join(sessionDir, "agent"), { recursive: true });
-  const events = new AttemptEvents(path17.join(sessionDir, "events.ndjson"), runId, taskId, attempt, job.now);
+  await mkdir8(path19.join(sessionDir, ".signals"), { recursive: true });
+  await mkdir8(path19.join(sessionDir, "agent"), { recursive: true });
+  const events = new AttemptEvents(path19.join(sessionDir, "events.ndjson"), runId, taskId, attempt, job.now);
   const [built, existingPr] = await Promise.all([
     buildTaskContext({
       github,
@@ -3975,8 +4126,8 @@ async function openAttempt(job, co) {
     if (co.startHead === co.tip) startHead = await git2.head();
     mark(job, "squash");
   }
-  await writeFile10(path17.join(sessionDir, "context.md"), built.markdown);
-  await writeFile10(path17.join(sessionDir, "task.md"), built.taskContext.task);
+  await writeFile11(path19.join(sessionDir, "context.md"), built.markdown);
+  await writeFile11(path19.join(sessionDir, "task.md"), built.taskContext.task);
   mark(job, "context");
   const a = {
     ...job,
@@ -3985,11 +4136,12 @@ async function openAttempt(job, co) {
     sessionDir,
     events,
     liveCheck: new LiveCheck(() => a, job.deps.liveCheckIntervalMs),
-    spend: new SpendMeter(path17.join(sessionDir, "agent", "spend.json"), job.config.prices, job.config.agent.model, job.deps.modelUsage),
-    live: new LiveReport(path17.join(sessionDir, ".live-report"), attemptTraceId(job.ids), job.now, maskerOf(job.deps)),
+    spend: new SpendMeter(path19.join(sessionDir, "agent", "spend.json"), job.config.prices, job.config.agent.model, job.deps.modelUsage),
+    live: new LiveReport(path19.join(sessionDir, ".live-report"), attemptTraceId(job.ids), job.now, maskerOf(job.deps)),
     built,
     prTitle: `forge(${taskId}): ${built.frontmatter.title}`,
-    walkthroughSession: path17.join(sessionDir, "walkthrough.md"),
+    walkthroughSession: path19.join(sessionDir, "walkthrough.md"),
+    checkpoints: 0,
     branchState: {
       remoteHead: co.tip,
       pushes: 0,
@@ -4011,7 +4163,7 @@ async function openAttempt(job, co) {
 }
 
 // action/src/task/revision.ts
-import path18 from "node:path";
+import path20 from "node:path";
 var ANSWERS_FILE = "{answers.json}";
 var REVISION_LIMITS = {
   reviewBody: 4e3,
@@ -4119,10 +4271,10 @@ function revisionSections(markdown) {
 }
 function walkthroughInCheckout(job) {
   const { runId, taskId, attempt } = job.ids;
-  return path18.join(job.input.workspace, walkthroughPath(runId, taskId, attempt));
+  return path20.join(job.input.workspace, walkthroughPath(runId, taskId, attempt));
 }
 function answersPath(a) {
-  return path18.join(a.sessionDir, "agent", "answers.json");
+  return path20.join(a.sessionDir, "agent", "answers.json");
 }
 async function readAnswers(a, r) {
   const out = /* @__PURE__ */ new Map();
@@ -4241,6 +4393,36 @@ function steeringSection(received) {
   ].join("\n");
 }
 
+// action/src/task/resumed.ts
+var ENDED = {
+  stale: "stalled or ran out of time",
+  lost: "lost its job (it ended without a result, or its runner went away)",
+  usage_limit: "was stopped by the model's usage limit",
+  budget: "was stopped at its budget",
+  failure: "failed",
+  refinement: "was sent back by a quality gate"
+};
+var ADAPTER_NAMES = { claude: "Claude Code", codex: "Codex", command: "the agent command" };
+function resumedSection(a, r, progress2) {
+  const lines = [
+    "## Resumed",
+    "",
+    `Attempt ${a.ids.attempt} continued the work of attempt ${r.fromAttempt}, which ${ENDED[r.reason]}, on the same branch (\`${a.branch}\`) and pull request` + (r.head ? `, from its head \`${r.head.slice(0, 12)}\`.` : ", from the head it pushed.")
+  ];
+  const done = progress2?.completed.map((c) => c.name) ?? [];
+  const at = r.stage ? done.indexOf(r.stage) : -1;
+  const skipped = at >= 0 ? done.slice(0, at) : done;
+  if (r.stage) {
+    lines.push(
+      "",
+      `It started at stage \`${r.stage}\`` + (skipped.length ? `; ${skipped.map((s) => `\`${s}\``).join(", ")} ${skipped.length === 1 ? "was" : "were"} done by attempt ${r.fromAttempt} and not run again.` : ".")
+    );
+  } else lines.push("", "Its checkpoint named no pending stage: every stage ran again, on the work already pushed.");
+  if (r.session && r.session.adapter === a.deps.agent.name && r.stage)
+    lines.push("", `The agent's ${ADAPTER_NAMES[r.session.adapter] ?? r.session.adapter} session \`${r.session.id}\` was resumed.`);
+  return lines.join("\n");
+}
+
 // action/src/task/summary.ts
 function renderSummary(s) {
   const sec = (ms) => `${(ms / 1e3).toFixed(1)} s`;
@@ -4290,18 +4472,23 @@ async function taskJob(args) {
   const reports = await completeReports(a, end, verdict);
   const changed = work.filesChanged;
   if (revision && completed.ok) await withRevisionSection(a, revision, completed, changed);
-  if (completed.ok && steering.received.length) {
-    const section = steeringSection(steering.received);
-    completed.body = `${completed.body.trimEnd()}
+  const sections = [
+    ...a.input.context.resume ? [resumedSection(a, a.input.context.resume, end.outcome.progress)] : [],
+    ...steering.received.length ? [steeringSection(steering.received)] : []
+  ];
+  if (completed.ok && sections.length) {
+    for (const section of sections) {
+      completed.body = `${completed.body.trimEnd()}
 
 ${section}
 `;
-    completed.markdown = `${completed.markdown.trimEnd()}
+      completed.markdown = `${completed.markdown.trimEnd()}
 
 ${section}
 `;
+    }
   }
-  if ((revision || steering.received.length) && completed.ok) await writeFile11(a.walkthroughSession, completed.markdown);
+  if ((revision || sections.length) && completed.ok) await writeFile12(a.walkthroughSession, completed.markdown);
   const { result, error, recordSha } = await recordAttempt(a, end, work, completed, verdict, reports);
   const { exitCode } = verdict;
   const early = await a.branchState.prOpening;
@@ -4364,13 +4551,13 @@ ${section}
 async function withReviewContext(a, review) {
   a.built.taskContext.review = review.replace(ANSWERS_FILE, answersPath(a));
   a.built.markdown = renderTaskContext(a.built.taskContext);
-  await writeFile11(path19.join(a.sessionDir, "context.md"), a.built.markdown);
+  await writeFile12(path21.join(a.sessionDir, "context.md"), a.built.markdown);
 }
 async function uploadSession(a) {
   if (!a.deps.uploadArtifact) return;
   const { runId, taskId, attempt } = a.ids;
   try {
-    const files = await listFiles(a.sessionDir);
+    const files = (await listFiles(a.sessionDir)).filter((f) => !inAgentHome(a.sessionDir, path21.relative(a.sessionDir, f)));
     await a.deps.uploadArtifact(`forge-${runId}-${taskId}-${attempt}`, a.sessionDir, files);
   } catch (err) {
     a.warnings.push(`could not upload the session artifact: ${err.message}`);
@@ -4412,42 +4599,11 @@ async function main(args) {
 }
 
 // action/src/stages-runner.ts
-import { mkdir as mkdir9 } from "node:fs/promises";
-import path26 from "node:path";
+import { mkdir as mkdir10 } from "node:fs/promises";
+import path28 from "node:path";
 
 // src/agent/stages/config.ts
-import path20 from "node:path";
-var STAGED_AGENT_TYPES = ["1", "2", "3", "refinery", "captain"];
-var STAGE_NAMES = [
-  "single",
-  "implement",
-  "verify",
-  "walkthrough",
-  "plan",
-  "work",
-  "merge",
-  "test",
-  "fix",
-  "write",
-  "validate"
-];
-var STAGES_FOR = {
-  "1": ["single", "implement", "verify", "walkthrough"],
-  "2": ["single", "implement", "verify", "walkthrough"],
-  "3": ["single", "plan", "work", "implement", "verify", "walkthrough"],
-  refinery: ["single", "merge", "test", "fix", "verify", "walkthrough"],
-  captain: ["single", "write", "validate", "walkthrough"]
-};
-function isStageOf(type, stage) {
-  return STAGES_FOR[type].includes(stage);
-}
-var DEFAULT_STAGES = {
-  "1": ["implement", "verify", "walkthrough"],
-  "2": ["implement", "verify", "walkthrough"],
-  "3": ["plan", "work", "walkthrough"],
-  refinery: ["merge", "test", "fix", "walkthrough"],
-  captain: ["write", "validate"]
-};
+import path22 from "node:path";
 function defaultStages(type) {
   return [...DEFAULT_STAGES[type]];
 }
@@ -4463,14 +4619,14 @@ var stageConfigSchema = external_exports.object(
 }).describe("Stage sequences per agent type; missing types keep Forge's defaults.");
 var STAGE_CONFIG_FILE = ".forge/stages.yml";
 async function loadStageConfig(repoDir) {
-  const text = await readAgentText(repoDir, path20.join(repoDir, STAGE_CONFIG_FILE));
+  const text = await readAgentText(repoDir, path22.join(repoDir, STAGE_CONFIG_FILE));
   const read = parseYamlConfig(STAGE_CONFIG_FILE, text, stageConfigSchema);
   if (!read.ok) throw new Error(read.problems.map((p) => formatProblem(p)).join("; "));
   return read.config;
 }
 
 // src/agent/stages/refinery.ts
-import path23 from "node:path";
+import path25 from "node:path";
 
 // src/agent/stages/change-request.ts
 var clip = (text, max) => text.length > max ? `${text.slice(0, max - 1)}\u2026` : text;
@@ -4507,13 +4663,13 @@ ${clip(cr.resolution, 2e3)}
 }
 
 // src/agent/stages/sentinel.ts
-import { existsSync } from "node:fs";
-import { mkdir as mkdir8 } from "node:fs/promises";
-import path22 from "node:path";
+import { existsSync as existsSync2 } from "node:fs";
+import { mkdir as mkdir9 } from "node:fs/promises";
+import path24 from "node:path";
 
 // src/agent/repo-command.ts
 import { mkdirSync } from "node:fs";
-import path21 from "node:path";
+import path23 from "node:path";
 var Tail = class {
   constructor(max) {
     this.max = max;
@@ -4547,8 +4703,8 @@ async function runRepoCommand(o) {
   let env = { ...o.env };
   const dirs = [o.cwd, o.scratchDir];
   if (u) {
-    const home = path21.join(o.scratchDir, "home");
-    const tmp = path21.join(o.scratchDir, "tmp");
+    const home = path23.join(o.scratchDir, "home");
+    const tmp = path23.join(o.scratchDir, "tmp");
     mkdirSync(home, { recursive: true });
     mkdirSync(tmp, { recursive: true });
     env = { ...env, HOME: home, TMPDIR: tmp, USER: u.user, LOGNAME: u.user };
@@ -4590,10 +4746,10 @@ ${errText}` : ""}${r.spawnError ? `
 
 // src/agent/stages/sentinel.ts
 function sentinelDir(c) {
-  return path22.join(c.sessionDir, "sentinel");
+  return path24.join(c.sessionDir, "sentinel");
 }
 async function initialTest(c) {
-  const v = await verification(c, path22.join(sentinelDir(c), "initial"));
+  const v = await verification(c, path24.join(sentinelDir(c), "initial"));
   const passed = v.results.overall === "PASS";
   progress(c, `initial verification: ${v.results.overall}`);
   const log = new SessionLog();
@@ -4609,8 +4765,8 @@ async function initialTest(c) {
 }
 async function verification(c, cycleDir, specPath) {
   const { task, options } = c;
-  await mkdir8(cycleDir, { recursive: true });
-  const file = path22.join(cycleDir, "verification-results.json");
+  await mkdir9(cycleDir, { recursive: true });
+  const file = path24.join(cycleDir, "verification-results.json");
   if (task.testCommand) {
     const testEnv = {
       ...pickEnv(c.env, options.spawn.passEnv ?? []),
@@ -4623,12 +4779,12 @@ async function verification(c, cycleDir, specPath) {
       cwd: c.workdir,
       env: testEnv,
       timeoutMs: options.testTimeoutMs ?? 20 * 6e4,
-      scratchDir: path22.join(cycleDir, "test-command"),
+      scratchDir: path24.join(cycleDir, "test-command"),
       ...options.signal ? { signal: options.signal } : {},
       ...options.spawn.runAs ? { runAs: options.spawn.runAs } : {}
     });
     if (run2.survivors?.length) progress(c, `test command: processes of the agent's user outlived every kill: ${run2.survivors.join(", ")}`);
-    await writeInAgentFolder(c.sessionDir, path22.join(cycleDir, "test-output.log"), run2.output);
+    await writeInAgentFolder(c.sessionDir, path24.join(cycleDir, "test-output.log"), run2.output);
     const results2 = {
       checks: [
         { name: "tests", tool: task.testCommand, passed: run2.code === 0, errors: run2.code === 0 ? 0 : 1, output: run2.output.slice(-4e3) }
@@ -4666,7 +4822,7 @@ async function sentinelLoop(c) {
   };
   const w = await writeTestSpec(c, run2);
   if (isAbort(w)) return run2.log.endWith(w, w.error?.message ?? "");
-  run2.v = await verification(c, path22.join(sentinelDir(c), "cycle-1"), run2.specPath);
+  run2.v = await verification(c, path24.join(sentinelDir(c), "cycle-1"), run2.specPath);
   for (; ; ) {
     const next = await sentinelCycle(c, run2);
     if (next === "again") continue;
@@ -4677,7 +4833,7 @@ async function sentinelLoop(c) {
 }
 async function writeTestSpec(c, run2) {
   const { task } = c;
-  const spec = path22.join(sentinelDir(c), "test-spec.md");
+  const spec = path24.join(sentinelDir(c), "test-spec.md");
   const upstream = (task.dependencyWalkthroughs ?? []).map((w2) => `### ${w2.taskId}
 
 ${w2.text.trim()}`).join("\n\n");
@@ -4692,7 +4848,7 @@ ${task.task.trim()}`,
 ${upstream}` : ""
   ].filter(Boolean).join("\n\n");
   const w = run2.log.add(await session(c, "sentinel-writer", "sentinel-writer", prompt));
-  if (existsSync(spec)) run2.specPath = spec;
+  if (existsSync2(spec)) run2.specPath = spec;
   return w;
 }
 function countVerification(run2, v) {
@@ -4705,7 +4861,7 @@ async function sentinelCycle(c, run2) {
   const v = run2.v;
   run2.cycle++;
   const cycle = run2.cycle;
-  const cycleDir = path22.join(sentinelDir(c), `cycle-${cycle}`);
+  const cycleDir = path24.join(sentinelDir(c), `cycle-${cycle}`);
   const stop = countVerification(run2, v);
   if (stop) return stop;
   run2.blocking.push(v.results.blocking_count);
@@ -4713,7 +4869,7 @@ async function sentinelCycle(c, run2) {
     run2.grade = "PASS";
     return "done";
   }
-  const audit = path22.join(cycleDir, "audit-report.md");
+  const audit = path24.join(cycleDir, "audit-report.md");
   const a = run2.log.add(
     await session(
       c,
@@ -4740,7 +4896,7 @@ ${task.task.trim()}`
     run2.grade = auditGrade;
     return "done";
   }
-  const fixList = path22.join(cycleDir, "fix-list.json");
+  const fixList = path24.join(cycleDir, "fix-list.json");
   const s = run2.log.add(
     await session(
       c,
@@ -4757,7 +4913,7 @@ ${task.task.trim()}`
     )
   );
   if (isAbort(s)) return run2.log.endWith(s);
-  run2.lastFixList = existsSync(fixList) ? fixList : void 0;
+  run2.lastFixList = existsSync2(fixList) ? fixList : void 0;
   const fixes = run2.lastFixList ? (await readJson(c, run2.lastFixList))?.fixes : void 0;
   run2.remaining.push(Array.isArray(fixes) ? fixes.filter((f) => f.severity !== "warning").length : v.results.blocking_count);
   const r = run2.remaining;
@@ -4782,7 +4938,7 @@ async function fixAndRetest(c, run2, audit) {
   ].join("\n\n");
   const f = run2.log.add(await session(c, `fix-${cycle}`, "refinery", fixPrompt));
   if (isAbort(f) || needsOthers(f.exitCode)) return run2.log.endWith(f, f.error?.message);
-  const v = await verification(c, path22.join(sentinelDir(c), cycle < maxCycles ? `cycle-${cycle + 1}` : "final"), run2.specPath);
+  const v = await verification(c, path24.join(sentinelDir(c), cycle < maxCycles ? `cycle-${cycle + 1}` : "final"), run2.specPath);
   run2.v = v;
   if (cycle < maxCycles) return "again";
   const stop = countVerification(run2, v);
@@ -4795,17 +4951,17 @@ async function sentinelVerdict(c, run2) {
   const { task, reports } = c;
   const { log, grade, cycle, blocking } = run2;
   const dir = sentinelDir(c);
-  await writeInAgentFolder(c.sessionDir, path22.join(dir, "grade.txt"), `${grade}
+  await writeInAgentFolder(c.sessionDir, path24.join(dir, "grade.txt"), `${grade}
 `);
   await writeInAgentFolder(
     c.sessionDir,
-    path22.join(dir, "summary.json"),
+    path24.join(dir, "summary.json"),
     `${JSON.stringify({ cycles: cycle, grade, blocking_counts: blocking }, null, 2)}
 `
   );
   progress(c, `sentinel: ${grade} after ${cycle} cycle(s)`);
   if (grade !== "FAIL")
-    return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact: path22.join(dir, "summary.json") };
+    return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact: path24.join(dir, "summary.json") };
   const crPrompt = [
     stagePrompt(
       task,
@@ -4873,7 +5029,7 @@ async function mergeUpstream(c) {
     const stop = await squashUpstream(c, upstream, merged, log);
     if (stop) return stop;
   }
-  const artifact = path23.join(c.sessionDir, "merge-log.txt");
+  const artifact = path25.join(c.sessionDir, "merge-log.txt");
   await writeInAgentFolder(c.sessionDir, artifact, `${merged.join("\n")}
 `);
   return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact };
@@ -4945,12 +5101,33 @@ var REFINERY_STEPS = {
 };
 
 // src/agent/stages/sequence.ts
-import { existsSync as existsSync2 } from "node:fs";
-import path24 from "node:path";
+import { existsSync as existsSync3 } from "node:fs";
+import path26 from "node:path";
 async function runSequence(c, steps, names) {
   const run2 = { records: [], partial: false };
   let skipNext;
+  const resume = c.options.resume;
+  let resumeAt = resume?.stage !== void 0 && names.includes(resume.stage) ? names.indexOf(resume.stage) : 0;
+  if (resume?.stage !== void 0 && resumeAt === 0 && names[0] !== resume.stage) {
+    progress(c, `stage ${resume.stage} is not in this sequence (${names.join(", ")}): every stage runs`);
+    delete c.at.resumeSession;
+    delete c.at.resumeFile;
+  }
   for (const stage of names) {
+    if (resumeAt > 0) {
+      resumeAt--;
+      run2.records.push({
+        name: stage,
+        status: "skipped",
+        done_by_attempt: resume.fromAttempt,
+        exit_code: EXIT_CODES.SUCCESS,
+        attempts: 0,
+        duration_ms: 0,
+        session_dirs: []
+      });
+      progress(c, `stage ${stage}: done by attempt ${resume.fromAttempt}`);
+      continue;
+    }
     if (skipNext === stage) {
       skipNext = void 0;
       run2.records.push({ name: stage, status: "skipped", exit_code: EXIT_CODES.SUCCESS, attempts: 0, duration_ms: 0, session_dirs: [] });
@@ -4962,7 +5139,7 @@ async function runSequence(c, steps, names) {
       run2.final = halt;
       break;
     }
-    const o = await runStage(c, stepFor(steps, c.type, stage), stage, run2);
+    const o = await runStage(c, stepFor(steps, c.type, stage), stage, run2, names);
     if (o.skipNext) skipNext = o.skipNext;
     if (o.exitCode === EXIT_CODES.SUCCESS) continue;
     if (o.exitCode === EXIT_CODES.PARTIAL_SUCCESS) {
@@ -4991,8 +5168,9 @@ function haltBefore(c, stage) {
   }
   return void 0;
 }
-async function runStage(c, step, stage, run2) {
+async function runStage(c, step, stage, run2, names) {
   progress(c, `stage ${stage} started`);
+  c.at.stage = stage;
   const t0 = Date.now();
   const o = await step(c);
   const rec = {
@@ -5001,15 +5179,15 @@ async function runStage(c, step, stage, run2) {
     exit_code: o.exitCode,
     attempts: o.attempts,
     duration_ms: Date.now() - t0,
-    session_dirs: o.sessionDirs.map((d) => path24.relative(c.sessionDir, d) || "."),
-    ...o.artifact ? { artifact: path24.relative(c.sessionDir, o.artifact) || o.artifact } : {},
+    session_dirs: o.sessionDirs.map((d) => path26.relative(c.sessionDir, d) || "."),
+    ...o.artifact ? { artifact: path26.relative(c.sessionDir, o.artifact) || o.artifact } : {},
     ...o.error ? { error: o.error } : {}
   };
   run2.records.push(rec);
   progress(c, `stage ${stage}: ${rec.status} (exit ${o.exitCode})`);
   if (c.options.onStageEnd) {
     try {
-      await c.options.onStageEnd(stage, rec);
+      await c.options.onStageEnd(stage, rec, stageProgress(c, names, run2.records));
     } catch (err) {
       progress(c, `after stage ${stage}: ${err.message}`);
     }
@@ -5025,7 +5203,26 @@ async function stoppedBy(c, stage, o) {
     out.question = await readAgentText(c.sessionDir, reports.question, warn) ?? o.result?.result ?? "The agent needs a person's input.";
   if (o.exitCode === EXIT_CODES.NEEDS_REFINEMENT)
     out.refinement ??= await readAgentText(c.sessionDir, reports.refinement, warn) ?? o.result?.result ?? o.error ?? "";
-  if (o.exitCode === EXIT_CODES.NEEDS_ESCALATION && existsSync2(reports.changeRequest)) out.changeRequestPath = reports.changeRequest;
+  if (o.exitCode === EXIT_CODES.NEEDS_ESCALATION && existsSync3(reports.changeRequest)) out.changeRequestPath = reports.changeRequest;
+}
+function stageProgress(c, names, records) {
+  const completed = [];
+  for (const r of records) {
+    const ok = r.status === "success" || r.status === "partial" || r.status === "skipped";
+    if (!ok) break;
+    completed.push({ name: r.name, exit_code: r.exit_code });
+  }
+  const done = new Set(completed.map((x) => x.name));
+  const last = c.at.last;
+  const depthUsed = Number(c.env[ENV.depth] ?? 0);
+  return {
+    completed,
+    pending: names.filter((n2) => !done.has(n2)),
+    ...last ? { session: { adapter: c.options.spawn.adapter, id: last.id, stage: last.stage } } : {},
+    depthUsed: Number.isInteger(depthUsed) && depthUsed >= 0 ? depthUsed : 0,
+    depthMax: c.options.spawn.maxDepth ?? 3,
+    traceId: c.traceId
+  };
 }
 async function finishStages(c, names, run2, configError) {
   const { out, tally, task } = c;
@@ -5035,7 +5232,7 @@ async function finishStages(c, names, run2, configError) {
     out.error = configError;
   }
   const exitCode = final ?? (run2.partial ? EXIT_CODES.PARTIAL_SUCCESS : EXIT_CODES.SUCCESS);
-  if (succeeded(exitCode) && existsSync2(c.reports.walkthrough)) out.walkthroughPath = c.reports.walkthrough;
+  if (succeeded(exitCode) && existsSync3(c.reports.walkthrough)) out.walkthroughPath = c.reports.walkthrough;
   if (tally.sawCost) out.costUsd = Math.round(tally.costUsd * 1e6) / 1e6;
   if (tally.turns > 0) out.turns = tally.turns;
   const { records } = run2;
@@ -5058,10 +5255,10 @@ async function finishStages(c, names, run2, configError) {
       exit_code: exitCode
     }
   };
-  const manifestPath = path24.join(c.sessionDir, "manifest.json");
+  const manifestPath = path26.join(c.sessionDir, "manifest.json");
   await writeFileAtomic(manifestPath, `${JSON.stringify(manifest, null, 2)}
 `);
-  return { exitCode, manifest, manifestPath, ...out };
+  return { exitCode, manifest, manifestPath, ...out, ...configError ? {} : { progress: stageProgress(c, names, records) } };
 }
 
 // src/agent/stages/type-1-2.ts
@@ -5074,10 +5271,10 @@ var TYPE_1_STEPS = {
 var TYPE_2_STEPS = TYPE_1_STEPS;
 
 // src/agent/stages/subtasks.ts
-import { readdir as readdir6 } from "node:fs/promises";
-import path25 from "node:path";
+import { readdir as readdir7 } from "node:fs/promises";
+import path27 from "node:path";
 function subtaskDir(sessionDir) {
-  return path25.join(sessionDir, "subtasks");
+  return path27.join(sessionDir, "subtasks");
 }
 function readSubtaskFile(file, text) {
   const fm = readFrontMatter(file, text);
@@ -5087,10 +5284,10 @@ function readSubtaskFile(file, text) {
   return { data, body: fm.body };
 }
 async function readSubtasks(dir) {
-  const names = (await readdir6(dir).catch(() => [])).filter((n2) => n2.endsWith(".md")).sort();
+  const names = (await readdir7(dir).catch(() => [])).filter((n2) => n2.endsWith(".md")).sort();
   const out = [];
   for (const name of names) {
-    const file = path25.join(dir, name);
+    const file = path27.join(dir, name);
     const { data, body, problem } = readSubtaskFile(file, (await readAgentFile(dir, file))?.toString("utf8") ?? "");
     const id = String(data.id ?? name.replace(/\.md$/, "")).toLowerCase().replace(/[^a-z0-9._-]+/g, "-");
     out.push({
@@ -5106,7 +5303,7 @@ async function readSubtasks(dir) {
   return out;
 }
 async function setSubtaskStatus(file, status, note) {
-  const { data, body } = readSubtaskFile(file, (await readAgentFile(path25.dirname(file), file))?.toString("utf8") ?? "");
+  const { data, body } = readSubtaskFile(file, (await readAgentFile(path27.dirname(file), file))?.toString("utf8") ?? "");
   await writeFileAtomic(file, writeFrontMatter(body, { ...data, status, forge_note: note }));
 }
 async function subtaskFilesProblem(dir) {
@@ -5242,8 +5439,8 @@ function createStagesRunner(options) {
   return {
     name: options.adapter,
     async run(req) {
-      const agentDir = path26.join(req.sessionDir, "agent");
-      await mkdir9(agentDir, { recursive: true });
+      const agentDir = path28.join(req.sessionDir, "agent");
+      await mkdir10(agentDir, { recursive: true });
       const c = req.taskContext;
       const r = await runStages({
         agentType: req.agentType,
@@ -5268,7 +5465,7 @@ function createStagesRunner(options) {
             FORGE_RUN_ID: c.runId,
             FORGE_TASK_ID: c.taskId,
             FORGE_ATTEMPT: String(c.attempt),
-            FORGE_TASK_FILE: path26.join(req.sessionDir, "task.md"),
+            FORGE_TASK_FILE: path28.join(req.sessionDir, "task.md"),
             FORGE_BRANCH: c.branch,
             FORGE_BASE_REF: c.baseRef,
             ...req.traceparent ? { TRACEPARENT: req.traceparent } : {},
@@ -5292,7 +5489,8 @@ function createStagesRunner(options) {
           ...e.costUsd !== void 0 ? { costUsd: e.costUsd } : {},
           ...e.tokens ? { tokens: e.tokens } : {}
         }),
-        ...req.onStageEnd ? { onStageEnd: (stage) => req.onStageEnd(stage) } : {},
+        ...req.onStageEnd ? { onStageEnd: (stage, _record, progress2) => req.onStageEnd(stage, progress2) } : {},
+        ...req.resume ? { resume: req.resume } : {},
         promptOptions: { repoDir: req.workdir, ...options.builtinPromptDir ? { builtinDir: options.builtinPromptDir } : {} }
       });
       return {
@@ -5307,7 +5505,8 @@ function createStagesRunner(options) {
         agent: options.adapter,
         ...r.model ? { model: r.model } : {},
         ...r.costUsd !== void 0 ? { costUsd: r.costUsd } : {},
-        ...r.turns !== void 0 ? { turns: r.turns } : {}
+        ...r.turns !== void 0 ? { turns: r.turns } : {},
+        ...r.progress ? { progress: r.progress } : {}
       };
     }
   };
@@ -5381,11 +5580,11 @@ function readInputs() {
 }
 function bundledPromptDir() {
   const dir = fileURLToPath(new URL("./prompts/", import.meta.url));
-  return existsSync3(path27.join(dir, "1.md")) ? dir : void 0;
+  return existsSync4(path29.join(dir, "1.md")) ? dir : void 0;
 }
 function bundledForgeCli() {
   const file = fileURLToPath(new URL("./forge.js", import.meta.url));
-  return existsSync3(file) && path27.basename(path27.dirname(file)) === "dist" ? { command: process.execPath, args: [file] } : void 0;
+  return existsSync4(file) && path29.basename(path29.dirname(file)) === "dist" ? { command: process.execPath, args: [file] } : void 0;
 }
 function readJob(env) {
   const parsedInput = actionInputSchema.safeParse(readInputs());
@@ -5433,7 +5632,7 @@ async function run(overrides = {}) {
       remote,
       token: input.githubToken,
       identity: { name: input.gitUserName, email: input.gitUserEmail },
-      netDir: path27.join(jobEnv.runnerTemp, `forge-git-${process.pid}`, "net.git"),
+      netDir: path29.join(jobEnv.runnerTemp, `forge-git-${process.pid}`, "net.git"),
       // A network blip is waited out (2 s, 60 s cap, 5 tries, jitter); a refusal fails at once.
       onRetry: (r) => warning(
         `git ${r.command} failed (try ${r.attempt} of ${r.attempts}), trying again in ${(r.delayMs / 1e3).toFixed(1)} s: ${r.error.split("\n").slice(-3).join(" ")}`

@@ -26,6 +26,7 @@ import {
   agentResultSchema,
   asData,
   attemptNumbered,
+  attemptOnBranch,
   attemptRef,
   backoffMs,
   backoffOver,
@@ -47,9 +48,11 @@ import {
   heldForProtectedPaths,
   inlineData,
   integrationBranch,
+  isFollowupId,
   isReady,
   isReservedBranch,
   isSplit,
+  isStageOf,
   iterationOf,
   joinRun,
   journalSchema,
@@ -84,7 +87,7 @@ import {
   stateBranch,
   steeringComment,
   walkthroughPath
-} from "./chunk-OJACPRUX.js";
+} from "./chunk-OHE5JTCR.js";
 import {
   Octokit,
   RequestError,
@@ -109,7 +112,7 @@ import {
   validateDagChange,
   validatePlan,
   zodProblems
-} from "./chunk-FRWXARC6.js";
+} from "./chunk-TXEOO65G.js";
 import {
   getInput,
   info,
@@ -16503,6 +16506,9 @@ function mergeBlockedComment(taskId, reason) {
 
 Forge tries again after every change it hears of (a review, a check, a reconcile pass) and on \`/forge retry ${taskId}\`.`;
 }
+function mergeUnblockedComment(taskId, mergeSha) {
+  return `\`${taskId}\` is merged (${mergeSha.slice(0, 7)}): GitHub no longer refuses it, and Forge carries on with the tasks that wait for it.`;
+}
 function pushBlockedComment(taskId, reason) {
   return `Forge stopped \`${taskId}\`: ${reason}
 
@@ -16554,7 +16560,7 @@ var commandReplies = {
 function prepareBranch(t, from, merge2) {
   return { key: `branch:${t.id}:${t.attempt}`, kind: "PrepareBranch", taskId: t.id, attempt: t.attempt, branch: t.branch, from, merge: merge2 };
 }
-function dispatchAgent(t, agentType, context) {
+function dispatchAgent(t, agentType, context, afterRunId) {
   return {
     key: `dispatch:${t.id}:${t.attempt}`,
     kind: "DispatchAgent",
@@ -16562,6 +16568,7 @@ function dispatchAgent(t, agentType, context) {
     attempt: t.attempt,
     branch: t.branch,
     agentType,
+    ...afterRunId !== void 0 ? { afterRunId } : {},
     ...context ? { context } : {}
   };
 }
@@ -16598,6 +16605,9 @@ function mergePullRequest(t) {
     ...t.prNumber !== void 0 ? { prNumber: t.prNumber } : {}
   };
 }
+function openPullRequest(t) {
+  return { key: `pr:${t.id}:${t.attempt}`, kind: "OpenPullRequest", taskId: t.id, attempt: t.attempt, branch: t.branch };
+}
 function checkUpstream(t, refinery) {
   return {
     key: `upstream:${t.id}:${t.attempt}`,
@@ -16622,8 +16632,14 @@ function openChangeRequest(cr) {
 function dispatchCaptain(crId) {
   return { key: `captain:${crId}`, kind: "DispatchCaptain", crId };
 }
-function postComment(subject, t, body) {
-  return { key: `${subject}:${t.id}:${t.attempt}`, kind: "PostComment", target: { on: "task", taskId: t.id, attempt: t.attempt }, body };
+function postComment(subject, t, body, updates) {
+  return {
+    key: `${subject}:${t.id}:${t.attempt}`,
+    kind: "PostComment",
+    target: { on: "task", taskId: t.id, attempt: t.attempt },
+    body,
+    ...updates ? { updates: `${updates}:${t.id}:${t.attempt}` } : {}
+  };
 }
 function updateTracker(seq) {
   return { key: "tracker", kind: "UpdateTracker", seq };
@@ -16888,8 +16904,16 @@ function mergeBlocked(s2, input) {
   const waiting = `${MERGE_BLOCKED}${input.reason}`;
   if (now === waiting) return;
   s2.editRevision(i).waiting = waiting;
+  s2.editAttempt(i).mergeBlockedSaid = true;
   s2.emit("task.merge_blocked", t.id, { attempt: t.attempts, reason: input.reason });
   s2.effect(postComment("merge-blocked", attemptRef(t), mergeBlockedComment(t.id, input.reason)));
+}
+function mergedAfterBlock(s2, i, mergeSha) {
+  if (!s2.attempt(i).mergeBlockedSaid) return;
+  const t = s2.task(i);
+  const ref = attemptRef(t);
+  s2.dropEffect(postComment("merge-blocked", ref, "").key);
+  s2.effect(postComment("merge-unblocked", ref, mergeUnblockedComment(t.id, mergeSha), "merge-blocked"));
 }
 function mergeUnblocked(s2, i, by) {
   const t = s2.task(i);
@@ -16929,6 +16953,14 @@ function gate(s2, i, kind) {
   }
   if (revise(s2, i, kind)) return;
   requestMerge(s2, i);
+  openMissingPull(s2, i);
+}
+function openMissingPull(s2, i) {
+  const a = s2.attempt(i);
+  if (a.prNumber !== void 0) return;
+  const ref = attemptRef(s2.task(i));
+  if (s2.j.outbox.some((e) => e.key === mergePullRequest(ref).key)) return;
+  s2.effect(openPullRequest({ ...ref, branch: a.branch }));
 }
 function mergeHeld(s2, taskId, attempt, paths) {
   const i = s2.current({ kind: "effect.done", taskId, attempt });
@@ -16954,6 +16986,7 @@ function prMerged(s2, taskId, attempt, mergeSha, kind) {
   }
   if (t.status !== "MERGE_READY") return s2.reject(kind, `merged while ${t.status}`, taskId);
   mergeUnblocked(s2, i, "merged");
+  mergedAfterBlock(s2, i, mergeSha);
   s2.editAttempt(i).mergeSha = mergeSha;
   s2.move(i, "MERGED", kind);
   s2.emit("task.merged", t.id, { attempt: t.attempts, mergeSha, by: "direct" });
@@ -17002,6 +17035,72 @@ function isValidTransition(from, to) {
   return TRANSITIONS[from].includes(to);
 }
 
+// src/core/decide/resume.ts
+function retryWay(config2, node, cls) {
+  return node.retryPolicy?.[cls] ?? config2.retry_policy[cls];
+}
+function checkpointProblems(cp, at) {
+  const problems = [];
+  if (cp.run_id !== at.runId || cp.task_id !== at.taskId || cp.attempt !== at.attempt)
+    problems.push(`it names ${cp.run_id}/${cp.task_id}/${cp.attempt}, not ${at.runId}/${at.taskId}/${at.attempt}`);
+  if (at.pushedSha === void 0) problems.push("the attempt's pushed work is unknown");
+  else if (cp.head_sha !== at.pushedSha)
+    problems.push(`its head ${cp.head_sha.slice(0, 12)} is not the attempt's pushed work ${at.pushedSha.slice(0, 12)}`);
+  const stages = [...cp.completed_stages.map((c) => c.name), ...cp.pending_stages];
+  for (const stage of stages)
+    if (at.agentType === "refinery" || !isStageOf(at.agentType, stage)) problems.push(`'${stage}' is not a stage of type ${at.agentType}`);
+  if (new Set(stages).size !== stages.length) problems.push("it names a stage twice");
+  if (cp.depth_max > at.maxDepth) problems.push(`its depth budget ${cp.depth_max} is over the config's ${at.maxDepth}`);
+  if (cp.depth_used > cp.depth_max) problems.push(`its depth ${cp.depth_used} is over its budget ${cp.depth_max}`);
+  if (Number.isNaN(Date.parse(cp.created_at))) problems.push("its time is not a time");
+  if (cp.agent_session && !stages.includes(cp.agent_session.stage))
+    problems.push(`its agent session belongs to '${cp.agent_session.stage}', a stage it does not name`);
+  return problems;
+}
+function planResume(s2, i, ev) {
+  const t = s2.task(i);
+  const node = s2.node(i);
+  const { resume: _earlier, fresh: _why, ...rest } = t.next ?? {};
+  const keep = (extra) => {
+    const next = { ...rest, ...extra };
+    const e = s2.edit(i);
+    if (Object.keys(next).length) e.next = next;
+    else delete e.next;
+  };
+  if (retryWay(s2.config, node, ev.cls) !== "resume") return keep({});
+  const a = t.attempt;
+  if (!a) return keep({});
+  const priorRunId = a.revision.workflowRunId;
+  const why = node.kind === "refinery" ? "a refinery's attempt starts fresh (its upstreams are merged when its branch is cut)" : a.revision.iteration > 0 ? "a revision that ended so is retried fresh" : priorRunId === void 0 ? "its job never ran" : ev.checkpointProblem !== void 0 ? `its checkpoint was refused: ${ev.checkpointProblem}` : void 0;
+  if (why) return keep({ fresh: why });
+  const cp = ev.checkpoint;
+  if (cp) {
+    const problems = checkpointProblems(cp, {
+      runId: s2.j.runId,
+      taskId: t.id,
+      attempt: t.attempts,
+      agentType: node.agentType,
+      maxDepth: s2.config.agent.max_depth,
+      pushedSha: ev.pushedSha
+    });
+    if (problems.length) return keep({ fresh: `its checkpoint was refused: ${problems.join("; ")}` });
+  }
+  const session = cp?.agent_session && cp.agent_session.adapter === s2.config.agent.adapter ? cp.agent_session : void 0;
+  keep({
+    resume: {
+      reason: ev.cls,
+      fromAttempt: t.attempts,
+      branch: a.branch,
+      ...a.prNumber !== void 0 ? { prNumber: a.prNumber } : {},
+      priorRunId,
+      ...ev.recordSha ? { head: ev.recordSha } : {},
+      ...cp?.pending_stages[0] ? { stage: cp.pending_stages[0] } : {},
+      ...session ? { session: { ...session } } : {},
+      ...cp ? { depthUsed: cp.depth_used } : {}
+    }
+  });
+}
+
 // src/core/decide/retries.ts
 function setLastError(s2, i, error, logUrl) {
   const t = s2.edit(i);
@@ -17025,9 +17124,10 @@ function fail(s2, i, kind, f) {
     retryable: f.retryable
   });
   if (f.refinement !== void 0) s2.edit(i).next = { refinement: f.refinement };
+  if (f.resume) planResume(s2, i, f.resume);
   if (f.retryable) retry2(s2, i, kind, { counted: f.counted ?? true, ...f.notBefore !== void 0 ? { notBefore: f.notBefore } : {} });
 }
-function stale(s2, i, kind, reason, logUrl) {
+function stale(s2, i, kind, reason, logUrl, ev) {
   const t = s2.task(i);
   if (!s2.move(i, "STALE", kind)) return;
   setLastError(s2, i, reason, logUrl);
@@ -17035,6 +17135,7 @@ function stale(s2, i, kind, reason, logUrl) {
   const threshold = r.startedAt ? s2.config.timeouts.liveness_minutes * 60 : s2.config.timeouts.dispatch_start_minutes * 60;
   s2.emit("task.stale", t.id, { ...r.lastHeartbeat ? { lastHeartbeat: r.lastHeartbeat } : {}, threshold, attempt: t.attempts });
   s2.effect(cancelAgent(attemptRef(t)));
+  planResume(s2, i, ev ?? { cls: "stale" });
   retry2(s2, i, kind, { counted: true });
 }
 function retry2(s2, i, kind, opts) {
@@ -17055,11 +17156,14 @@ function retry2(s2, i, kind, opts) {
   const next = { ...handed, ...backoff !== void 0 ? { notBefore: backoff } : {} };
   s2.replaceTask(i, { ...task2, retries, ...Object.keys(next).length ? { next } : {} });
   const attempt = t.attempts + 1;
+  const { resume, fresh } = next;
   s2.emit("task.retried", t.id, {
     attemptId: attempt,
-    branch: branchName(s2.config, s2.j.runId, t.id, attempt),
+    branch: resume?.branch ?? branchName(s2.config, s2.j.runId, t.id, attempt),
     ...backoff ? { notBefore: backoff } : {},
-    manual: opts.manual ?? false
+    manual: opts.manual ?? false,
+    ...resume ? { resumes: { fromAttempt: resume.fromAttempt, ...resume.stage ? { stage: resume.stage } : {} } } : {},
+    ...fresh ? { fresh } : {}
   });
 }
 
@@ -17096,6 +17200,12 @@ function effectDone(s2, { key, result }) {
         const i = s2.current({ kind: "effect.done", taskId: effect.taskId, attempt: effect.attempt });
         const t = i === void 0 ? void 0 : s2.task(i);
         if (i !== void 0 && t?.status === "MERGE_READY") s2.editRevision(i).checkedHead = prHead(t);
+      }
+      return;
+    case "OpenPullRequest":
+      if (typeof result.prNumber === "number") {
+        const i = s2.current({ kind: "effect.done", taskId: effect.taskId, attempt: effect.attempt });
+        if (i !== void 0 && s2.attempt(i).prNumber === void 0) s2.editAttempt(i).prNumber = result.prNumber;
       }
       return;
     case "OpenChangeRequest":
@@ -17227,6 +17337,7 @@ function planNode(n2) {
     dependencies: n2.dependencies.slice(),
     paths: n2.paths ?? [],
     ...n2.budget ? { budget: { ...n2.budget } } : {},
+    ...n2.retryPolicy ? { retryPolicy: { ...n2.retryPolicy } } : {},
     priority: 0
   };
 }
@@ -17563,12 +17674,19 @@ function upstreamsCleared(s2, i) {
 function dispatch(s2, i, cap2) {
   const { next, ...t } = s2.task(i);
   const attempt = t.attempts + 1;
-  const branch = branchName(s2.config, s2.j.runId, t.id, attempt);
-  s2.replaceTask(i, { ...t, attempts: attempt, attempt: newAttempt(branch, s2.iso(s2.now), cap2.usd) });
+  const resume = next?.resume;
+  const branch = resume?.branch ?? branchName(s2.config, s2.j.runId, t.id, attempt);
+  s2.replaceTask(i, { ...t, attempts: attempt, attempt: resumedAttempt(newAttempt(branch, s2.iso(s2.now), cap2.usd), resume) });
   const node = s2.node(i);
   s2.emit("task.scheduled", t.id, { type: node.agentType, dependencies: node.dependencies });
   if (!s2.move(i, "RUNNING", "tick")) return;
-  s2.emit("task.started", t.id, { agentId: agentId(s2.j.runId, t.id, attempt), type: node.agentType, branch, attempt });
+  const resumes = resume ? { resumes: { fromAttempt: resume.fromAttempt, ...resume.stage ? { stage: resume.stage } : {} } } : {};
+  s2.emit("task.started", t.id, { agentId: agentId(s2.j.runId, t.id, attempt), type: node.agentType, branch, attempt, ...resumes });
+  const ref = { id: t.id, attempt, branch };
+  if (resume) {
+    s2.effect(dispatchAgent(ref, node.agentType, { ...handoff(next, cap2), resume: resumeContext(resume) }, resume.priorRunId));
+    return;
+  }
   const merge2 = [];
   if (s2.idx.isRefinery[i]) {
     const targets = [];
@@ -17579,7 +17697,6 @@ function dispatch(s2, i, cap2) {
     }
     s2.emit("refinery.started", t.id, { agentId: agentId(s2.j.runId, t.id, attempt), mergeTargets: targets });
   }
-  const ref = { id: t.id, attempt, branch };
   s2.effect(prepareBranch(ref, s2.j.integrationBranch, merge2));
   s2.effect(dispatchAgent(ref, node.agentType, handoff(next, cap2)));
 }
@@ -17602,6 +17719,32 @@ function handoff(next, cap2) {
     ...next.refinement !== void 0 ? { refinement: next.refinement } : {},
     ...next.answer !== void 0 ? { answer: next.answer } : {},
     ...budget
+  };
+}
+function resumedAttempt(a, resume) {
+  if (!resume) return a;
+  const { reason, fromAttempt, head, stage, depthUsed } = resume;
+  return {
+    ...a,
+    ...resume.prNumber !== void 0 ? { prNumber: resume.prNumber } : {},
+    resumed: {
+      reason,
+      fromAttempt,
+      ...head !== void 0 ? { head } : {},
+      ...stage !== void 0 ? { stage } : {},
+      ...depthUsed !== void 0 ? { depthUsed } : {}
+    },
+    revision: { ...a.revision, priorRunId: resume.priorRunId }
+  };
+}
+function resumeContext(r) {
+  return {
+    fromAttempt: r.fromAttempt,
+    reason: r.reason,
+    ...r.head !== void 0 ? { head: r.head } : {},
+    ...r.stage !== void 0 ? { stage: r.stage } : {},
+    ...r.session ? { session: { ...r.session } } : {},
+    ...r.depthUsed !== void 0 ? { depthUsed: r.depthUsed } : {}
   };
 }
 
@@ -17691,14 +17834,14 @@ function agentLost(s2, input) {
   const i = currentRevision(s2, input);
   if (i === void 0 || s2.task(i).status !== "RUNNING") return;
   const logUrl = input.logUrl ? { logUrl: input.logUrl } : {};
-  if (input.runnerLost) return stale(s2, i, input.kind, input.reason, input.logUrl);
+  if (input.runnerLost) return stale(s2, i, input.kind, input.reason, input.logUrl, { cls: "lost" });
   if (input.blockedBy) {
     fail(s2, i, input.kind, { error: input.blockedBy, retryable: false, hold: "blocked", ...logUrl });
     const t = s2.task(i);
     s2.effect(postComment("push-blocked", attemptRef(t), pushBlockedComment(t.id, input.blockedBy)));
     return;
   }
-  return fail(s2, i, input.kind, { error: input.reason, retryable: true, counted: true, ...logUrl });
+  return fail(s2, i, input.kind, { error: input.reason, retryable: true, counted: true, ...logUrl, resume: { cls: "lost" } });
 }
 function agentFinished(s2, input) {
   const i = currentRevision(s2, input);
@@ -17712,6 +17855,13 @@ function agentFinished(s2, input) {
   if (input.pushedSha) s2.editRevision(i).pushedSha = input.pushedSha;
   if (input.recordSha) s2.editAttempt(i).recordSha = input.recordSha;
   addSpend(s2, i, input.spend);
+  const ev = (cls) => ({
+    cls,
+    checkpoint: input.checkpoint,
+    checkpointProblem: input.checkpointProblem,
+    recordSha: input.recordSha,
+    pushedSha: input.pushedSha
+  });
   if (input.budgetExceeded) {
     const b = input.budgetExceeded;
     const spent = b.spentUsd !== void 0 ? `$${b.spentUsd.toFixed(2)}` : `${b.spentTokens ?? 0} tokens`;
@@ -17720,7 +17870,8 @@ function agentFinished(s2, input) {
       error: `stopped at its budget: ${spent} of ${limit}; /forge budget ${s2.task(i).id} +<amount> to go on`,
       retryable: false,
       hold: "budget",
-      exitCode: input.exitCode
+      exitCode: input.exitCode,
+      resume: ev("budget")
     });
   }
   if (input.rateLimitedUntil) {
@@ -17731,7 +17882,8 @@ function agentFinished(s2, input) {
         error: `model usage limit until ${s2.iso(until)}`,
         retryable: true,
         counted: false,
-        notBefore: until
+        notBefore: until,
+        resume: ev("usage_limit")
       });
     }
   }
@@ -17739,13 +17891,14 @@ function agentFinished(s2, input) {
     case EXIT_CODES.SUCCESS:
     case EXIT_CODES.PARTIAL_SUCCESS:
       if (s2.idx.isRefinery[i] && !refineryContains(s2, i, input.uncontainedUpstreams, input.kind)) return;
-      return completed(s2, i, input.walkthrough, input.exitCode === EXIT_CODES.PARTIAL_SUCCESS, input.kind);
+      return completed(s2, i, input.walkthrough, input.exitCode === EXIT_CODES.PARTIAL_SUCCESS, input.kind, ev("failure"));
     case EXIT_CODES.FAILURE:
       return fail(s2, i, input.kind, {
         error: input.error ?? "the agent failed",
         retryable: true,
         counted: true,
-        exitCode: EXIT_CODES.FAILURE
+        exitCode: EXIT_CODES.FAILURE,
+        resume: ev("failure")
       });
     case EXIT_CODES.DEPTH_EXCEEDED:
       return fail(s2, i, input.kind, {
@@ -17762,7 +17915,8 @@ function agentFinished(s2, input) {
         retryable: true,
         counted: true,
         exitCode: EXIT_CODES.NEEDS_REFINEMENT,
-        refinement: input.refinement ?? input.error ?? ""
+        refinement: input.refinement ?? input.error ?? "",
+        resume: ev("refinement")
       });
       return;
     case EXIT_CODES.NEEDS_ESCALATION:
@@ -17775,13 +17929,14 @@ function agentFinished(s2, input) {
         exitCode: EXIT_CODES.INTERRUPTED
       });
     case EXIT_CODES.TIMEOUT:
-      return stale(s2, i, input.kind, input.error ?? "the agent timed out");
+      return stale(s2, i, input.kind, input.error ?? "the agent timed out", void 0, ev("stale"));
     default:
       return fail(s2, i, input.kind, {
         error: input.error ?? `unknown exit code ${input.exitCode}`,
         retryable: true,
         counted: true,
-        exitCode: input.exitCode
+        exitCode: input.exitCode,
+        resume: ev("failure")
       });
   }
 }
@@ -17804,11 +17959,10 @@ function refineryContains(s2, i, uncontained, kind) {
   s2.editAttempt(i).contained = s2.idx.deps[i].filter((d) => s2.task(d).status === "MERGE_READY").map((d) => s2.task(d).id);
   return true;
 }
-function completed(s2, i, w, partial, kind) {
-  if (!w)
-    return fail(s2, i, kind, { error: "no valid walkthrough was committed", retryable: true, counted: true, exitCode: EXIT_CODES.SUCCESS });
-  if (w.filesChanged.length === 0)
-    return fail(s2, i, kind, { error: "the attempt changed no files", retryable: true, counted: true, exitCode: EXIT_CODES.SUCCESS });
+function completed(s2, i, w, partial, kind, ev) {
+  const failed = (error) => fail(s2, i, kind, { error, retryable: true, counted: true, exitCode: EXIT_CODES.SUCCESS, resume: ev });
+  if (!w) return failed("no valid walkthrough was committed");
+  if (w.filesChanged.length === 0) return failed("the attempt changed no files");
   s2.editRevision(i).walkthroughSha = w.headSha;
   const e = s2.edit(i);
   e.confidence = w.confidence;
@@ -19219,11 +19373,11 @@ var eventDataSchemas = {
   "run.completed": external_exports.object({ duration: n.describe("Milliseconds from run.started."), taskCount: n.describe("Number of DAG nodes, all MERGED.") }),
   "run.cancelled": external_exports.object({ actor: s.optional().describe("Who cancelled (Forge).") }),
   "task.scheduled": external_exports.object({ type: agentTypeSchema.describe("Agent type."), dependencies: external_exports.array(s).describe("Its dependencies, all satisfied.") }),
-  "task.started": external_exports.object({ agentId: s.describe("Agent id: <runId>/<taskId>/<attempt>."), type: agentTypeSchema.describe("Agent type."), branch: s.describe("Task branch."), attempt: n.describe("Attempt number.") }),
+  "task.started": external_exports.object({ agentId: s.describe("Agent id: <runId>/<taskId>/<attempt>."), type: agentTypeSchema.describe("Agent type."), branch: s.describe("Task branch."), attempt: n.describe("Attempt number."), resumes: external_exports.object({ fromAttempt: n.describe("The attempt whose work it continues."), stage: s.optional().describe("The stage it starts at.") }).optional().describe("A resumed attempt: what it continues (Forge).") }),
   "task.completed": external_exports.object({ agentId: s.describe("Agent id: <runId>/<taskId>/<attempt>."), status: external_exports.enum(["completed", "failed", "partial"]).describe("Walkthrough status."), confidence: n.optional().describe("Walkthrough confidence."), attempt: n.describe("Attempt number.") }),
   "task.failed": external_exports.object({ agentId: s.describe("Agent id: <runId>/<taskId>/<attempt>."), error: s.describe("Why."), attemptId: n.describe("Attempt that failed."), exitCode: n.optional().describe("Exit code, when the agent reported one."), retryable: external_exports.boolean().describe("Whether Forge will retry it by itself.") }),
   "task.stale": external_exports.object({ lastHeartbeat: s.optional().describe("Last sign of life."), threshold: n.describe("Seconds allowed."), attempt: n.describe("Attempt number.") }),
-  "task.retried": external_exports.object({ attemptId: n.describe("The new attempt."), branch: s.describe("Its branch."), notBefore: s.optional().describe("Backoff: not dispatched before this time."), manual: external_exports.boolean().describe("Asked for by a person.") }),
+  "task.retried": external_exports.object({ attemptId: n.describe("The new attempt."), branch: s.describe("Its branch."), notBefore: s.optional().describe("Backoff: not dispatched before this time."), manual: external_exports.boolean().describe("Asked for by a person."), resumes: external_exports.object({ fromAttempt: n.describe("The attempt whose work it continues."), stage: s.optional().describe("The stage it starts at.") }).optional().describe("It will continue the attempt's work on its branch and PR (Forge)."), fresh: s.optional().describe("Why it starts fresh although the retry policy would resume it (Forge).") }),
   "task.exhausted": external_exports.object({ attempts: n.describe("Attempts made."), finalStatus: taskStatusSchema.describe("Status it stays in.") }),
   "task.heartbeat": external_exports.object({ agentId: s.describe("Agent id: <runId>/<taskId>/<attempt>."), timestamp: s.describe("When the agent was seen alive.") }),
   "task.waiting": external_exports.object({ attempt: n.describe("Attempt number."), question: s.describe("What the agent asks (Forge: exit 3).") }),
@@ -19303,7 +19457,8 @@ function outboxProblems(journal, config2) {
       case "DispatchAgent":
       case "MergePullRequest":
         if (!isTask(e.taskId)) bad(`${e.taskId} is not a task of this run`);
-        if (e.branch !== attemptBranch(e.taskId, e.attempt)) bad(`branch ${e.branch} is not ${attemptBranch(e.taskId, e.attempt)}`);
+        if (!Array.from({ length: e.attempt }, (_, k) => attemptBranch(e.taskId, k + 1)).includes(e.branch))
+          bad(`branch ${e.branch} is not ${attemptBranch(e.taskId, e.attempt)} nor an earlier attempt's`);
         break;
       case "SpawnFollowup":
         if (e.branch !== attemptBranch(e.followupId, 1)) bad(`branch ${e.branch} is not ${attemptBranch(e.followupId, 1)}`);
@@ -19828,8 +19983,8 @@ async function postComment2(effect, ctx) {
   const { port } = ctx;
   const issue = await commentTarget(effect.target, ctx);
   if (issue === void 0) return { kind: "later", reason: "the comment's issue or PR does not exist yet", retryInMs: 2e3 };
-  const marker = `<!-- forge:comment ${ctx.journal.runId} ${effect.key} -->`;
-  if (effect.key.startsWith("merge-blocked:")) {
+  const marker = `<!-- forge:comment ${ctx.journal.runId} ${effect.updates ?? effect.key} -->`;
+  if (effect.key.startsWith("merge-blocked:") || effect.updates) {
     const id = await port.findComment(issue, marker);
     if (id !== null) {
       await port.updateComment(id, `${asData(effect.body)}
@@ -19837,6 +19992,7 @@ async function postComment2(effect, ctx) {
 ${marker}`);
       return done();
     }
+    if (effect.updates) return done();
   } else if (ctx.replay && await port.findComment(issue, marker) !== null) return done();
   await port.createComment(issue, `${asData(effect.body)}
 
@@ -20025,7 +20181,7 @@ async function mergePullRequest2(effect, ctx) {
   const t = task(ctx, effect.taskId);
   const a = attemptNumbered(t, effect.attempt);
   const known = effect.prNumber ?? a?.prNumber;
-  const current = known !== void 0 ? await port.getPullRequestWithFiles(known) : await port.findPullRequest(effect.branch) ?? (t && a ? await openMissingPull(effect, ctx, t, a) : null);
+  const current = known !== void 0 ? await port.getPullRequestWithFiles(known) : await port.findPullRequest(effect.branch) ?? (t && a ? await openMissingPull2(effect, ctx, t, a) : null);
   if (!current) return { kind: "later", reason: `no pull request for ${effect.branch} yet` };
   if (current.merged && current.mergeSha) return done({ mergeSha: current.mergeSha, prNumber: current.number });
   if (current.fromFork || current.headRef !== effect.branch || current.baseRef !== ctx.journal.integrationBranch)
@@ -20117,14 +20273,14 @@ async function checkUpstream2(effect, ctx) {
   const held = protectedChanges(current.files ?? await port.listPullRequestFiles(current.number), ctx.config);
   return done(held.length ? { held, prNumber: current.number } : { clean: true, prNumber: current.number });
 }
-async function openMissingPull(effect, ctx, t, a) {
+async function openMissingPull2(effect, ctx, t, a) {
   const { port, journal } = ctx;
   const head = await port.branchHead(effect.branch);
   if (!head) return null;
   const title = journal.plan.nodes.find((n2) => n2.id === t.id)?.title || t.id;
   const record = a.recordSha ?? head;
   const body = [
-    `The runner of attempt ${effect.attempt} could not open this pull request; Forge opened it.`,
+    `The runner of attempt ${effect.attempt} did not open this pull request; Forge opened it. (A job's token may not open pull requests while the repository's Actions setting "Allow GitHub Actions to create and approve pull requests" is off: Settings \u2192 Actions \u2192 General \u2192 Workflow permissions.)`,
     "",
     `The walkthrough: \`${walkthroughPath(journal.runId, t.id, effect.attempt)}\` at ${record}.`
   ].join("\n");
@@ -20142,6 +20298,14 @@ async function openMissingPull(effect, ctx, t, a) {
     if (found) return found;
     throw e;
   }
+}
+async function openPullRequest2(effect, ctx) {
+  const t = task(ctx, effect.taskId);
+  const a = attemptNumbered(t, effect.attempt);
+  if (!t || !a || t.status !== "MERGE_READY") return done({});
+  const pr = await ctx.port.findPullRequest(effect.branch) ?? await openMissingPull2(effect, ctx, t, a);
+  if (!pr) return { kind: "later", reason: `no branch ${effect.branch} to open a pull request of` };
+  return done({ prNumber: pr.number });
 }
 var REVIEWERS_CHECKED = 5;
 async function unseenChangeRequests(ctx, t, a, number, head, listed) {
@@ -20245,6 +20409,7 @@ var HANDLERS = {
   UpsertCheckRun: upsertCheckRun,
   MergePullRequest: mergePullRequest2,
   CheckUpstream: checkUpstream2,
+  OpenPullRequest: openPullRequest2,
   OpenChangeRequest: openChangeRequest2,
   DispatchCaptain: dispatchCaptain2,
   PostComment: postComment2,
@@ -20367,14 +20532,20 @@ async function readResult(port, ref, sha) {
   } catch (e) {
     return { ok: false, error: `${path2} is not JSON: ${e.message}` };
   }
-  const parsed = agentResultSchema.safeParse(raw);
+  let parsed = agentResultSchema.safeParse(raw);
+  let checkpointProblem;
+  if (!parsed.success && parsed.error.issues.every((i) => i.path[0] === "checkpoint") && raw && typeof raw === "object") {
+    checkpointProblem = formatProblem(zodProblems(parsed.error, path2)[0]);
+    const { checkpoint: _refused, ...rest } = raw;
+    parsed = agentResultSchema.safeParse(rest);
+  }
   if (!parsed.success) {
     return { ok: false, error: formatProblem(zodProblems(parsed.error, path2)[0]) };
   }
   const r = parsed.data;
   if (r.run_id !== ref.runId || r.task_id !== ref.taskId || r.attempt !== ref.attempt)
     return { ok: false, error: `${path2} reports ${r.run_id}/${r.task_id}/${r.attempt}, not ${ref.runId}/${ref.taskId}/${ref.attempt}` };
-  return { ok: true, result: r };
+  return { ok: true, result: r, ...checkpointProblem !== void 0 ? { checkpointProblem } : {} };
 }
 async function recordInput(port, ref, headSha, commit) {
   const c = commit ?? await port.commit(headSha);
@@ -20450,6 +20621,8 @@ function finishedInput(ref, read, recordSha, recordParent) {
       }
     } : {},
     ...r.squashed?.length ? { squashed: r.squashed.map((q) => ({ branch: q.branch, head: q.head_sha, commit: q.commit_sha })) } : {},
+    ...r.checkpoint ? { checkpoint: r.checkpoint } : {},
+    ...read.checkpointProblem !== void 0 ? { checkpointProblem: read.checkpointProblem } : {},
     ...r.error ? { error: r.error } : {},
     ...r.refinement ? { refinement: r.refinement } : {},
     ...r.question ? { question: r.question } : {},
@@ -21211,7 +21384,8 @@ function planNodes(parsed) {
       dependencies: [...n2.dependencies],
       ...t?.title ? { title: t.title } : {},
       ...t?.paths ? { paths: [...t.paths] } : {},
-      ...t?.budget ? { budget: { ...t.budget } } : {}
+      ...t?.budget ? { budget: { ...t.budget } } : {},
+      ...t?.retry_policy ? { retryPolicy: { ...t.retry_policy } } : {}
     };
   });
 }
@@ -21416,6 +21590,10 @@ var AppContext = class {
   /** The run, task and attempt a branch belongs to, if it is an attempt's branch. */
   async attemptOf(rt, branch) {
     const ref = branchParser(await this.configOf(rt))(branch);
+    if (ref && !isFollowupId(ref.taskId)) {
+      const journal = (await rt.engine.state(ref.runId).catch(() => null))?.state.journal;
+      return attemptOnBranch(journal, ref, branch);
+    }
     if (ref) return ref;
     return parseFollowupBranch(branch);
   }
@@ -21438,15 +21616,18 @@ function guard(ctx, app, fn) {
       context.log.info({ event: context.name, installationId: installation }, "a webhook of a deleted installation: not acted on");
       return;
     }
-    ctx.slug ??= await appSlug(app);
-    const sender = context.payload.sender?.login;
-    if (ctx.slug && sender === `${ctx.slug}[bot]` && !JOB_EVENTS.has(context.name)) return;
-    const handle = () => fn(ctx, context).catch((e) => {
+    const handle = async () => {
+      ctx.slug ??= await appSlug(app);
+      const sender = context.payload.sender?.login;
+      if (ctx.slug && sender === `${ctx.slug}[bot]` && !JOB_EVENTS.has(context.name)) return;
+      await fn(ctx, context);
+    };
+    const handled = () => handle().catch((e) => {
       ctx.deliveries.forget(context.id);
       throw e;
     });
-    if (options2.background === false) return handle().then(() => ctx.settle());
-    const work = handle().catch(
+    if (options2.background === false) return handled().then(() => ctx.settle());
+    const work = handled().catch(
       (e) => context.log.error({ err: e.stack, event: context.name, deliveryId: context.id }, "webhook handling failed")
     );
     ctx.inFlight.add(work);
@@ -21831,9 +22012,12 @@ async function onIssueComment(ctx, context) {
   const rt = await ctx.rtOf(context);
   const issue = payload.issue.number;
   const reply = (body) => rt.port.createComment(issue, body);
+  const react = (content) => rt.port.addReaction({ commentId: payload.comment.id }, content).catch((err) => {
+    logOf(context).warn({ err: err.message, content }, "could not react to the command; it goes on");
+  });
   const permission = await rt.port.permission(payload.sender.login);
-  if (!WRITE_PERMISSIONS.has(permission)) return void await rt.port.addReaction({ commentId: payload.comment.id }, "-1");
-  await rt.port.addReaction({ commentId: payload.comment.id }, "eyes");
+  if (!WRITE_PERMISSIONS.has(permission)) return void await react("-1");
+  await react("eyes");
   if (parsed.name === "unknown") return void await reply(`Unknown command \`${parsed.word}\`.
 
 ${HELP}`);
@@ -21920,7 +22104,7 @@ ${started.problems.map((p) => `- ${p}`).join("\n")}`
   if (round3) return void await reply(roundRetried(result.decisions));
   const undelivered = parsed.name === "steer" && taskId && result.decisions.some((d) => d.events.some((e) => e.type === "task.steered")) ? await handSteeringToJob(rt, target.runId, taskId, payload.issue.pull_request ? issue : void 0) : void 0;
   if (undelivered) await reply(undelivered);
-  else await rt.port.addReaction({ commentId: payload.comment.id }, "+1");
+  else await react("+1");
 }
 var ROUND_WORD = "failed";
 function roundRetried(decisions) {

@@ -3,14 +3,17 @@ const require = __forgeCreateRequire(import.meta.url);
 import {
   ALL_EXIT_CODES,
   ID_PATTERN,
+  RESUME_CLASSES,
   agentTypeSchema,
   external_exports,
   problem,
   require_dist,
+  retryPolicySchema,
   taskBudgetSchema,
+  taskRetryPolicySchema,
   taskStatusSchema,
   zodProblems
-} from "./chunk-FRWXARC6.js";
+} from "./chunk-TXEOO65G.js";
 import {
   __commonJS,
   __toESM
@@ -1851,7 +1854,8 @@ function parsePlanCaptainId(taskId) {
 var planCaptainBranch = (issue) => `${BRANCH_PREFIX}${planRunId(issue)}`;
 var JOURNAL_FILE = "journal.json";
 var eventSegmentFile = (segment) => `events/${String(segment).padStart(6, "0")}.ndjson`;
-var attemptDir = (runId, taskId, attempt) => `.forge/runs/${runId}/${taskId}/${attempt}`;
+var taskRecordsDir = (runId, taskId) => `.forge/runs/${runId}/${taskId}`;
+var attemptDir = (runId, taskId, attempt) => `${taskRecordsDir(runId, taskId)}/${attempt}`;
 var walkthroughPath = (runId, taskId, attempt) => `${attemptDir(runId, taskId, attempt)}/walkthrough.md`;
 var resultPath = (runId, taskId, attempt) => `${attemptDir(runId, taskId, attempt)}/result.json`;
 var executionReportPath = (runId, taskId, attempt) => `${attemptDir(runId, taskId, attempt)}/execution-report.md`;
@@ -1900,6 +1904,9 @@ var DISPATCH_INPUTS = {
 var checkRunName = (taskId) => `forge \xB7 ${taskId}`;
 var LABELS = { tracker: "forge:run", changeRequest: "forge:change-request", task: "forge:task" };
 
+// src/core/schemas/adapters.ts
+var ADAPTERS = ["claude", "codex", "command"];
+
 // src/core/schemas/config.ts
 var forgeConfigSchema = external_exports.object({
   version: external_exports.literal(1).default(1).describe("Config format version. Only 1 exists."),
@@ -1908,6 +1915,7 @@ var forgeConfigSchema = external_exports.object({
   heartbeat_interval_seconds: external_exports.number().positive().default(30).describe("How often the runner checks the agent's progress (its output stream), in seconds (see docs/runner.md#heartbeats)."),
   stale_threshold_seconds: external_exports.number().positive().default(60).describe("Seconds without agent progress after which the runner declares the agent stalled: 2 missed heartbeats (see docs/runner.md#heartbeats)."),
   max_retries: external_exports.number().int().min(0).max(20).default(3).describe("Automatic retries per task after its first attempt; past this the task is exhausted (see docs/executor.md#retries)."),
+  retry_policy: retryPolicySchema,
   low_confidence_threshold: external_exports.number().min(0).max(1).default(0.6).describe("A walkthrough whose confidence is below this raises a review.low_confidence event (see docs/executor.md#review)."),
   merge_policy: external_exports.enum(["auto", "manual", "review"]).default("auto").describe(
     "auto: the App merges a task PR once its required checks pass. manual: a person merges it. review: the App merges it once its required checks pass and a person with write access has approved its current head in a review."
@@ -1949,7 +1957,7 @@ var forgeConfigSchema = external_exports.object({
     liveness_minutes: external_exports.number().positive().default(10).describe("A started attempt with no sign of life (job events, reconciler sweeps) for this long is STALE.")
   }).prefault({}).describe("Time limits. The runner enforces the agent ones; the App enforces dispatch and liveness."),
   agent: external_exports.object({
-    adapter: external_exports.enum(["claude", "codex", "command"]).default("claude").describe("Which agent CLI runs tasks."),
+    adapter: external_exports.enum(ADAPTERS).default("claude").describe("Which agent CLI runs tasks."),
     model: external_exports.string().optional().describe("Model id or tier passed to the agent CLI."),
     command: external_exports.string().optional().describe("For adapter `command`: the executable to run (environment in, exit code and files out)."),
     max_turns: external_exports.number().int().positive().default(100).describe("Turn limit passed to the agent CLI."),
@@ -2071,6 +2079,42 @@ function bounded(text, max) {
 [\u2026 cut at ${max} of ${text.length} characters]`;
 }
 
+// src/core/schemas/checkpoint.ts
+var CHECKPOINT_VERSION = 1;
+var sha = external_exports.string().regex(/^[0-9a-f]{40}$/);
+var stage = external_exports.string().regex(/^[a-z][a-z-]{0,31}$/);
+var SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+var checkpointSchema = external_exports.object({
+  checkpoint_version: external_exports.literal(CHECKPOINT_VERSION).describe("Checkpoint format version."),
+  created_at: external_exports.string().describe("When it was written (ISO-8601)."),
+  run_id: external_exports.string().min(1).describe("The run."),
+  task_id: external_exports.string().min(1).describe("The task."),
+  attempt: external_exports.number().int().min(1).describe("The attempt that wrote it."),
+  trace_id: external_exports.string().regex(/^[0-9a-f]{16}$/).describe("The attempt's trace id."),
+  completed_stages: external_exports.array(external_exports.object({ name: stage.describe("The stage."), exit_code: external_exports.number().int().describe("The stage's exit code.") }).strict()).max(32).describe("Stages that ended well (exit 0 or 12), in order."),
+  pending_stages: external_exports.array(stage).max(32).describe("Stages still to run, in order: a resumed attempt starts at the first."),
+  depth_used: external_exports.number().int().min(0).max(10).describe("Spawn depth the attempt's sessions reached (FORGE_SPAWN_DEPTH)."),
+  depth_max: external_exports.number().int().min(1).max(10).describe("The attempt's depth budget."),
+  agent_session: external_exports.object({
+    adapter: external_exports.enum(ADAPTERS).describe("The CLI that holds the session."),
+    id: external_exports.string().regex(SESSION_ID).describe("Its session id (Claude Code's `session_id`, Codex's `thread_id`)."),
+    stage: stage.describe("The stage whose session it is.")
+  }).strict().optional().describe("The last agent session, which a resumed attempt continues where its adapter can."),
+  head_sha: sha.describe("The branch's head when it was written: the work pushed so far.")
+}).strict();
+var resumeContextSchema = external_exports.object({
+  fromAttempt: external_exports.number().int().min(1).describe("The attempt whose work it continues, on that attempt's branch and PR."),
+  reason: external_exports.enum(RESUME_CLASSES).describe("How that attempt ended."),
+  head: sha.optional().describe("The head it continues from, when that attempt ended with a record commit."),
+  stage: stage.optional().describe("The first stage that attempt's checkpoint left pending."),
+  session: external_exports.object({
+    adapter: external_exports.enum(ADAPTERS).describe("The CLI that holds the session."),
+    id: external_exports.string().regex(SESSION_ID).describe("Its session id."),
+    stage: stage.describe("The stage whose session it is.")
+  }).strict().optional().describe("The agent CLI's session to resume, and the stage it belongs to."),
+  depthUsed: external_exports.number().int().min(0).max(10).optional().describe("Spawn depth that attempt's sessions had used.")
+}).strict().describe("A resumed attempt (docs/executor.md#resuming): what it continues.");
+
 // src/core/task-record.ts
 var holdSchema = external_exports.enum(["exhausted", "fatal", "human", "escalated", "cancelled", "budget", "blocked"]).describe(
   "exhausted: retries used up; fatal: exit 2; human: waiting for an answer (exit 3); escalated: waiting for a CR (exit 11); cancelled: exit 20 or /forge cancel; budget: stopped at its budget, waiting for /forge budget; blocked: a rule of the repository refused the job's push, waiting for a person to change it and /forge retry."
@@ -2102,6 +2146,21 @@ var squashUpstreamSchema = external_exports.object({
   branch: external_exports.string().min(1).describe("The upstream task's branch."),
   head: external_exports.string().regex(/^[0-9a-f]{40}$/).describe("The upstream's verified head (its record commit) that the job squashes.")
 }).strict();
+var resumePointSchema = external_exports.object({
+  reason: external_exports.enum(RESUME_CLASSES).describe("How the attempt it continues ended (the retry policy's class)."),
+  fromAttempt: external_exports.number().int().min(1).describe("The attempt whose work it continues."),
+  branch: external_exports.string().describe("That attempt's branch, which it continues on (its PR stays the PR)."),
+  prNumber: external_exports.number().int().optional().describe("That attempt's PR, when known."),
+  priorRunId: external_exports.number().int().describe("That attempt's last job: only workflow runs after it are the new attempt's."),
+  head: external_exports.string().regex(/^[0-9a-f]{40}$/).optional().describe("The head it continues from, when the attempt ended with a record commit."),
+  stage: external_exports.string().optional().describe("The first stage its checkpoint left pending."),
+  session: external_exports.object({
+    adapter: external_exports.enum(ADAPTERS).describe("The CLI that holds the session."),
+    id: external_exports.string().describe("Its session id."),
+    stage: external_exports.string().describe("The stage whose session it is.")
+  }).strict().optional().describe("The agent CLI's session to resume, and the stage it belongs to."),
+  depthUsed: external_exports.number().int().min(0).optional().describe("Spawn depth the attempt's sessions had used.")
+}).strict();
 var attemptRecordSchema = external_exports.object({
   branch: external_exports.string().describe("The attempt's branch."),
   prNumber: external_exports.number().int().optional().describe("The attempt's PR."),
@@ -2121,6 +2180,9 @@ var attemptRecordSchema = external_exports.object({
     "Forge brought the PR's branch up to date with the integration branch (update-branch), as the branch's rules want before a merge (docs/executor.md#merging-under-the-repositorys-rules)."
   ),
   mergeSha: external_exports.string().optional().describe("Commit that merged the attempt's PR."),
+  mergeBlockedSaid: external_exports.literal(true).optional().describe(
+    "Forge said on the attempt's PR why GitHub refused its merge (one comment, updated in place): once the PR merges, that comment says so."
+  ),
   hold: holdSchema.optional(),
   question: external_exports.string().optional().describe("Exit 3: the agent's question."),
   conflicts: external_exports.array(external_exports.string()).optional().describe(
@@ -2141,12 +2203,15 @@ var attemptRecordSchema = external_exports.object({
   answeredHeads: external_exports.array(external_exports.string()).optional().describe("Heads whose failing checks a fix revision already took."),
   reviewIterations: external_exports.number().int().min(0).optional().describe("Revisions started by reviews or `/forge fix`."),
   ciFixes: external_exports.number().int().min(0).optional().describe("Revisions started by failing required checks."),
+  resumed: resumePointSchema.omit({ branch: true, prNumber: true, priorRunId: true, session: true }).optional().describe("The attempt continues an earlier attempt's work on its branch and PR: which, why, and from which stage."),
   revision: revisionRecordSchema.describe("The current run of the attempt's agent.")
 }).strict();
 var nextAttemptSchema = external_exports.object({
   notBefore: external_exports.string().optional().describe("Backoff: not dispatched before this time."),
   refinement: external_exports.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
-  answer: external_exports.string().optional().describe("A person's answer or message from /forge retry.")
+  answer: external_exports.string().optional().describe("A person's answer or message from /forge retry."),
+  resume: resumePointSchema.optional().describe("The retry policy resumes the work: the next attempt continues on this branch and PR (absent: it starts fresh)."),
+  fresh: external_exports.string().optional().describe("Why the next attempt starts fresh although the retry policy would resume it (a refused checkpoint, say).")
 }).strict();
 var taskStateSchema = external_exports.object({
   id: external_exports.string().describe("Task id (same as the plan node)."),
@@ -2236,6 +2301,44 @@ function pauseReasons(pause, now) {
   return reasons;
 }
 var schedulingHeld = (pause, now) => pauseReasons(pause, now).some((r) => r !== "budget");
+function attemptOnBranch(journal, ref, branch) {
+  const t = journal?.tasks.find((x) => x.id === ref.taskId);
+  if (!t?.attempt || t.attempts <= ref.attempt || t.attempt.branch !== branch) return ref;
+  return { ...ref, attempt: t.attempts };
+}
+
+// src/core/stages.ts
+var STAGED_AGENT_TYPES = ["1", "2", "3", "refinery", "captain"];
+var STAGE_NAMES = [
+  "single",
+  "implement",
+  "verify",
+  "walkthrough",
+  "plan",
+  "work",
+  "merge",
+  "test",
+  "fix",
+  "write",
+  "validate"
+];
+var STAGES_FOR = {
+  "1": ["single", "implement", "verify", "walkthrough"],
+  "2": ["single", "implement", "verify", "walkthrough"],
+  "3": ["single", "plan", "work", "implement", "verify", "walkthrough"],
+  refinery: ["single", "merge", "test", "fix", "verify", "walkthrough"],
+  captain: ["single", "write", "validate", "walkthrough"]
+};
+function isStageOf(type, stage2) {
+  return STAGES_FOR[type].includes(stage2);
+}
+var DEFAULT_STAGES = {
+  "1": ["implement", "verify", "walkthrough"],
+  "2": ["implement", "verify", "walkthrough"],
+  "3": ["plan", "work", "walkthrough"],
+  refinery: ["merge", "test", "fix", "walkthrough"],
+  captain: ["write", "validate"]
+};
 
 // src/core/effects.ts
 var base = { key: external_exports.string().describe("Deterministic idempotency key.") };
@@ -2257,12 +2360,13 @@ var effectSchema = external_exports.discriminatedUnion("kind", [
     branch: external_exports.string().describe("Branch concerned."),
     agentType: agentTypeSchema.describe("Agent type that runs the attempt."),
     iteration: external_exports.number().int().min(1).optional().describe("A revision of the attempt on its PR (absent: the attempt's first run)."),
-    afterRunId: external_exports.number().int().optional().describe("A revision: the previous job's workflow run; a replay looks only for newer runs."),
+    afterRunId: external_exports.number().int().optional().describe("A revision or a resumed attempt: the previous job's workflow run on the branch; a replay looks only for newer runs."),
     context: external_exports.object({
       refinement: external_exports.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
       answer: external_exports.string().optional().describe("A person's answer or message from /forge retry."),
       feedback: external_exports.array(feedbackSchema).optional().describe("A revision: the feedback it must answer."),
       prNumber: external_exports.number().int().optional().describe("A revision: the PR it revises."),
+      resume: resumeContextSchema.optional(),
       budget: external_exports.object({
         usd: external_exports.number().min(0).optional().describe("Dollars the attempt may spend."),
         tokens: external_exports.number().int().min(0).optional().describe("Tokens the attempt may use.")
@@ -2284,6 +2388,15 @@ var effectSchema = external_exports.discriminatedUnion("kind", [
     attempt: external_exports.number().int().describe("Attempt number."),
     branch: external_exports.string().describe("Branch concerned."),
     prNumber: external_exports.number().int().optional().describe("Pull request number, when known.")
+  }),
+  external_exports.object({
+    ...base,
+    kind: external_exports.literal("OpenPullRequest").describe(
+      "Effect kind: open a MERGE_READY task's pull request its runner did not open (a job's token may not open pull requests where Actions may not), when no merge will open it."
+    ),
+    taskId: external_exports.string().describe("Task id."),
+    attempt: external_exports.number().int().describe("Attempt number."),
+    branch: external_exports.string().describe("The attempt's branch: the pull request's head.")
   }),
   external_exports.object({
     ...base,
@@ -2315,7 +2428,10 @@ var effectSchema = external_exports.discriminatedUnion("kind", [
       external_exports.object({ on: external_exports.literal("tracker").describe("What the comment is on.") }),
       external_exports.object({ on: external_exports.literal("cr").describe("What the comment is on."), crId: external_exports.string().describe("Change Request id.") })
     ]).describe("Where the comment goes: a task's PR, the run tracker or a CR issue."),
-    body: external_exports.string().describe("Comment body (Markdown).")
+    body: external_exports.string().describe("Comment body (Markdown)."),
+    updates: external_exports.string().optional().describe(
+      "The key of the PostComment whose comment this one replaces in place (its marker kept), if that comment was posted; none is posted otherwise."
+    )
   }),
   external_exports.object({
     ...base,
@@ -2355,6 +2471,7 @@ var planNodeSchema = external_exports.object({
   dependencies: external_exports.array(external_exports.string()).describe("Ids it depends on."),
   paths: external_exports.array(external_exports.string()).default([]).describe("Declared file scope (globs), for conflict prediction."),
   budget: taskBudgetSchema.optional().describe("The task's own budget caps, from its front matter."),
+  retryPolicy: taskRetryPolicySchema.optional().describe("The task's own retry policy, from its front matter `retry_policy`."),
   priority: external_exports.number().int().min(0).default(0).describe("Number of nodes downstream of it; ready tasks with more go first.")
 }).strict();
 var changeRequestStateSchema = external_exports.object({
@@ -2923,7 +3040,7 @@ var walkthroughFrontmatterSchema = external_exports.object({
 var WALKTHROUGH_BODY_SECTIONS = ["Summary", "Approach", "Issues Encountered", "Testing"];
 
 // src/core/schemas/agent-result.ts
-var sha = external_exports.string().regex(/^[0-9a-f]{40}$/);
+var sha2 = external_exports.string().regex(/^[0-9a-f]{40}$/);
 var exitCodeSchema = external_exports.union(ALL_EXIT_CODES.map((n) => external_exports.literal(n))).describe("Exit code: 0 success, 1 failure, 2 depth exceeded, 3 human input, 10 refinement, 11 escalation, 12 partial, 20 interrupted, 21 timeout (see docs/runner.md#exit-codes).");
 var agentResultSchema = external_exports.object({
   version: external_exports.literal(1).describe("Result format version."),
@@ -2936,8 +3053,8 @@ var agentResultSchema = external_exports.object({
   squashed: external_exports.array(
     external_exports.object({
       branch: external_exports.string().min(1).describe("The upstream task's branch."),
-      head_sha: sha.describe("The upstream head the runner squashed (git merge --squash)."),
-      commit_sha: sha.describe(
+      head_sha: sha2.describe("The upstream head the runner squashed (git merge --squash)."),
+      commit_sha: sha2.describe(
         "The runner's commit on the refinery's branch that holds it: its squash commit, or the head that already held that content."
       )
     }).strict()
@@ -2963,6 +3080,9 @@ var agentResultSchema = external_exports.object({
     output: external_exports.number().int().min(0).describe("Output tokens.")
   }).optional().describe("Model tokens of the attempt, where the adapter or the runner's model proxy counted them."),
   agent_ms: external_exports.number().int().min(0).optional().describe("How long the agent ran (milliseconds), by the job's clock."),
+  checkpoint: checkpointSchema.optional().describe(
+    "The runner's last checkpoint of the attempt: the stages done and pending, the depth used, the agent CLI's session and the head pushed. The App checks it before a retry resumes from it; one that does not hold is refused and the retry starts fresh (see docs/executor.md#resuming)."
+  ),
   budget_exceeded: external_exports.object({
     limit_usd: external_exports.number().min(0).optional().describe("The attempt's dollar cap."),
     limit_tokens: external_exports.number().int().min(0).optional().describe("The attempt's token cap."),
@@ -3031,6 +3151,7 @@ export {
   planCaptainBranch,
   JOURNAL_FILE,
   eventSegmentFile,
+  taskRecordsDir,
   attemptDir,
   walkthroughPath,
   resultPath,
@@ -3054,6 +3175,9 @@ export {
   FEEDBACK_LIMITS,
   feedbackSchema,
   bounded,
+  CHECKPOINT_VERSION,
+  checkpointSchema,
+  resumeContextSchema,
   squashUpstreamSchema,
   newTask,
   newAttempt,
@@ -3086,6 +3210,7 @@ export {
   attemptRef,
   pauseReasons,
   schedulingHeld,
+  attemptOnBranch,
   require_picomatch2 as require_picomatch,
   walkthroughFrontmatterSchema,
   WALKTHROUGH_BODY_SECTIONS,
@@ -3093,6 +3218,10 @@ export {
   changeRequestFrontmatterSchema,
   agentChangeRequestSchema,
   CHANGE_REQUEST_BODY_SECTIONS,
+  STAGED_AGENT_TYPES,
+  STAGE_NAMES,
+  isStageOf,
+  DEFAULT_STAGES,
   asData,
   fenceFor,
   inlineData,

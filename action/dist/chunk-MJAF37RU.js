@@ -7,7 +7,7 @@ import {
   parsePlan,
   require_dist,
   signalStatusOf
-} from "./chunk-FRWXARC6.js";
+} from "./chunk-TXEOO65G.js";
 import {
   __toESM
 } from "./chunk-54WUDIML.js";
@@ -1125,6 +1125,7 @@ function isPartialChunk(line) {
 function claudeArgs(input) {
   const viaStdin = Buffer.byteLength(input.prompt, "utf8") > ARG_LIMIT;
   const args = viaStdin ? ["-p"] : ["-p", input.prompt];
+  if (input.resumeSession) args.push("--resume", input.resumeSession);
   if (input.systemPrompt) args.push("--append-system-prompt", input.systemPrompt);
   if (input.allowedTools.length > 0) args.push("--allowedTools", input.allowedTools.join(","));
   if (input.maxTurns !== void 0) args.push("--max-turns", String(input.maxTurns));
@@ -1350,6 +1351,7 @@ function codexArgs(input) {
   }
   if (input.model) args.push("--model", input.model);
   if (input.systemPrompt) args.push("-c", `developer_instructions=${JSON.stringify(input.systemPrompt)}`);
+  if (input.resumeSession) args.push("resume", input.resumeSession);
   args.push("-");
   return args;
 }
@@ -1492,7 +1494,13 @@ var commandAdapter = {
     return {
       command: input.command,
       args: input.args ?? [],
-      env: { ...pickEnv(input.parentEnv, input.passEnv), ...input.forgeEnv, ...input.extraEnv },
+      env: {
+        ...pickEnv(input.parentEnv, input.passEnv),
+        ...input.forgeEnv,
+        ...input.extraEnv,
+        // The session a resumed attempt continues, for an agent that keeps sessions of its own.
+        ...input.resumeSession ? { FORGE_RESUME_SESSION: input.resumeSession } : {}
+      },
       stdin: input.prompt
     };
   },
@@ -1739,7 +1747,8 @@ async function prepare(sc) {
       extraEnv: options.extraEnv ?? {},
       ...options.command ? { command: options.command } : {},
       ...options.args ? { args: options.args } : {},
-      ...options.binary ? { binary: options.binary } : {}
+      ...options.binary ? { binary: options.binary } : {},
+      ...options.resumeSession ? { resumeSession: options.resumeSession } : {}
     });
   } catch (err) {
     return { done: await finish(sc, 1, { error: { code: "bad_options", message: err.message } }) };
@@ -1867,7 +1876,86 @@ async function agentForgeEnv(sc, reports, allowedTools, child) {
 // src/agent/spawn/run.ts
 import { mkdirSync as mkdirSync2 } from "node:fs";
 import { stat as stat3 } from "node:fs/promises";
+import path12 from "node:path";
+
+// src/agent/agent-sessions.ts
+import { mkdir as mkdir4, readdir as readdir2, writeFile as writeFile4 } from "node:fs/promises";
 import path11 from "node:path";
+var AGENT_SESSION_DIR = "agent-session";
+var MAX_CARRIED_SESSION_BYTES = 8e6;
+var SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+function claudeConfigDir(env) {
+  return env.CLAUDE_CONFIG_DIR || (env.HOME ? path11.join(env.HOME, ".claude") : void 0);
+}
+function codexHome(env) {
+  return env.CODEX_HOME || (env.HOME ? path11.join(env.HOME, ".codex") : void 0);
+}
+var claudeProjectDir = (cwd) => cwd.replace(/[^A-Za-z0-9]/g, "-");
+async function findFile(dir, match, depth) {
+  const entries = await readdir2(dir, { withFileTypes: true }).catch(() => []);
+  for (const e of entries) if (e.isFile() && match(e.name)) return path11.join(dir, e.name);
+  if (depth <= 0) return void 0;
+  for (const e of entries) {
+    if (!e.isDirectory()) continue;
+    const found = await findFile(path11.join(dir, e.name), match, depth - 1);
+    if (found) return found;
+  }
+  return void 0;
+}
+async function sessionFileOf(adapter, env, id) {
+  if (!SAFE_ID.test(id)) return void 0;
+  if (adapter === "claude") {
+    const dir = claudeConfigDir(env);
+    return dir ? findFile(path11.join(dir, "projects"), (n) => n === `${id}.jsonl`, 1) : void 0;
+  }
+  if (adapter === "codex") {
+    const dir = codexHome(env);
+    return dir ? findFile(path11.join(dir, "sessions"), (n) => n.startsWith("rollout-") && n.endsWith(`-${id}.jsonl`), 4) : void 0;
+  }
+  return void 0;
+}
+async function carrySession(adapter, env, id, sessionDir, masker) {
+  const file = await sessionFileOf(adapter, env, id);
+  if (!file) return { why: "the CLI left no conversation file" };
+  const buf = await readAgentFile(path11.dirname(file), file, { maxBytes: MAX_CARRIED_SESSION_BYTES }).catch((e) => e);
+  if (buf instanceof Error) return { why: `its conversation was not carried: ${buf.message}` };
+  if (!buf) return { why: "its conversation file could not be read" };
+  const dest = path11.join(sessionDir, AGENT_SESSION_DIR, `${adapter}-${path11.basename(file)}`);
+  await mkdir4(path11.dirname(dest), { recursive: true });
+  await writeFile4(dest, scrubSession(buf.toString("utf8"), masker));
+  return { file: dest };
+}
+function scrubSession(text, masker) {
+  const out = [];
+  for (const line of text.split("\n")) {
+    if (!line.trim()) continue;
+    const masked = masker.mask(line);
+    try {
+      JSON.parse(masked);
+      out.push(masked);
+    } catch {
+    }
+  }
+  return out.length ? `${out.join("\n")}
+` : "";
+}
+async function restoreSession(adapter, carried, carriedName, env, cwd, id) {
+  if (!SAFE_ID.test(id)) return void 0;
+  let dest;
+  if (adapter === "claude") {
+    const dir = claudeConfigDir(env);
+    if (dir) dest = path11.join(dir, "projects", claudeProjectDir(cwd), `${id}.jsonl`);
+  } else if (adapter === "codex") {
+    const dir = codexHome(env);
+    const name = carriedName.replace(/^codex-/, "");
+    const date = /^rollout-(\d{4})-(\d{2})-(\d{2})T/.exec(name);
+    if (dir && date && name.endsWith(`-${id}.jsonl`)) dest = path11.join(dir, "sessions", date[1], date[2], date[3], name);
+  }
+  if (!dest) return void 0;
+  await mkdir4(path11.dirname(dest), { recursive: true });
+  await writeFile4(dest, carried);
+  return dest;
+}
 
 // src/agent/process.ts
 import { spawn } from "node:child_process";
@@ -2003,12 +2091,14 @@ async function runAgentOnce(sc, p) {
   const stderrTail = [];
   const runStart = Date.now();
   const isolated = asIsolated(sc, p);
+  const env = isolated?.env ?? p.invocation.env;
+  if (options.resumeSession && options.resumeFile) await restoreCarried(sc, p, env);
   if (isolated) await handOver(isolated.user, isolated.dirs);
   const outcome = await runProcess({
     command: isolated?.command ?? p.invocation.command,
     args: isolated?.args ?? p.invocation.args,
     cwd: p.cwd,
-    env: isolated?.env ?? p.invocation.env,
+    env,
     ...isolated ? { signalGroup: (pgid, sig) => void signalAgentGroup(isolated.user, pgid, sig) } : {},
     ...p.invocation.stdin !== void 0 ? { stdin: p.invocation.stdin } : {},
     ...remaining !== void 0 ? { timeoutMs: remaining } : {},
@@ -2034,6 +2124,12 @@ async function runAgentOnce(sc, p) {
   });
   if (isolated) await endIsolated(sc, isolated);
   const parsed = parser.finish(outcome.code);
+  if (parsed.sessionId && (options.adapter === "claude" || options.adapter === "codex")) {
+    const carried = await carrySession(options.adapter, env, parsed.sessionId, sc.sessionDir, sc.masker).catch((e) => ({
+      why: e.message
+    }));
+    if (carried.why) emit(sc, { kind: "system", summary: `session ${parsed.sessionId} not carried: ${carried.why}` });
+  }
   const common = {
     rateLimitRetries: sc.rateLimitRetries,
     ...parsed.result !== void 0 ? { result: parsed.result } : {},
@@ -2048,8 +2144,8 @@ async function runAgentOnce(sc, p) {
 function asIsolated(sc, p) {
   const user = sc.options.runAs;
   if (!user || process.getuid?.() === user.uid) return void 0;
-  const home = path11.join(sc.sessionDir, "home");
-  const tmp = path11.join(sc.sessionDir, "tmp");
+  const home = path12.join(sc.sessionDir, "home");
+  const tmp = path12.join(sc.sessionDir, "tmp");
   mkdirSync2(home, { recursive: true });
   mkdirSync2(tmp, { recursive: true });
   const env = {
@@ -2063,8 +2159,8 @@ function asIsolated(sc, p) {
   const dirs = [
     p.cwd,
     sc.sessionDir,
-    ...Object.values(p.reports).map((f) => path11.dirname(f)),
-    ...socket ? [path11.dirname(socket)] : [],
+    ...Object.values(p.reports).map((f) => path12.dirname(f)),
+    ...socket ? [path12.dirname(socket)] : [],
     ...env.HOME !== home ? [env.HOME] : []
   ];
   return { user, ...asAgentUser(user, p.invocation.command, p.invocation.args, env), env, dirs };
@@ -2081,6 +2177,16 @@ async function reportsWritten(reports, sinceMs) {
     if (s && s.isFile() && s.mtimeMs >= sinceMs) out[key] = reports[key];
   }
   return out;
+}
+async function restoreCarried(sc, p, env) {
+  const { resumeSession, resumeFile, adapter } = sc.options;
+  if (!resumeSession || !resumeFile) return;
+  const buf = await readAgentFile(resumeFile.root, resumeFile.path, { maxBytes: MAX_CARRIED_SESSION_BYTES }).catch(() => void 0);
+  const dest = buf ? await restoreSession(adapter, buf, path12.basename(resumeFile.path), env, p.cwd, resumeSession).catch(() => void 0) : void 0;
+  emit(sc, {
+    kind: "system",
+    summary: dest ? `resuming session ${resumeSession} from its carried conversation` : `resuming session ${resumeSession}: no carried conversation restored`
+  });
 }
 
 // src/agent/spawn/index.ts
@@ -2242,7 +2348,7 @@ async function finishSubWorktree(wt, message, merge) {
 
 // src/core/plan/load.ts
 import { readFileSync, readdirSync as readdirSync2, statSync } from "node:fs";
-import path12 from "node:path";
+import path13 from "node:path";
 var PlanNotFoundError = class extends Error {
   constructor(planDir, message) {
     super(message);
@@ -2255,7 +2361,7 @@ async function loadPlan(planDir) {
   return parsePlan(await readPlanSource(planDir));
 }
 async function readPlanSource(planDir) {
-  const dir = path12.resolve(planDir);
+  const dir = path13.resolve(planDir);
   const info = statSync(dir, { throwIfNoEntry: false });
   if (!info) throw new PlanNotFoundError(planDir, `plan folder ${planDir} does not exist`);
   if (!info.isDirectory()) throw new PlanNotFoundError(planDir, `${planDir} is not a folder`);
@@ -2264,7 +2370,7 @@ async function readPlanSource(planDir) {
   const unreadable = [];
   const read = (rel) => {
     try {
-      files.set(rel, readFileSync(path12.join(dir, rel), "utf8"));
+      files.set(rel, readFileSync(path13.join(dir, rel), "utf8"));
     } catch (err) {
       const e = err;
       unreadable.push({ file: rel, message: `cannot be read: ${e.code ?? e.message}` });
@@ -2274,7 +2380,7 @@ async function readPlanSource(planDir) {
     if (top.isFile() && (top.name === "plan.md" || top.name === "dag.json")) read(top.name);
     else if (top.isDirectory() && (top.name === "tasks" || top.name === "overlays")) {
       dirs.add(top.name);
-      for (const entry of listDir(path12.join(dir, top.name), top.name, unreadable)) {
+      for (const entry of listDir(path13.join(dir, top.name), top.name, unreadable)) {
         const rel = `${top.name}/${entry.name}`;
         if (entry.isDirectory()) dirs.add(rel);
         else if (entry.name.endsWith(".md")) read(rel);
@@ -2284,17 +2390,17 @@ async function readPlanSource(planDir) {
       dirs.add("specs");
       let entries = [];
       try {
-        entries = readdirSync2(path12.join(dir, "specs"), { recursive: true, encoding: "utf8" });
+        entries = readdirSync2(path13.join(dir, "specs"), { recursive: true, encoding: "utf8" });
       } catch (err) {
         unreadable.push({ file: "specs/", message: `cannot be read: ${err.code ?? String(err)}` });
       }
       for (const rel of entries.sort()) {
-        if (statSync(path12.join(dir, "specs", rel), { throwIfNoEntry: false })?.isFile())
-          files.set(`specs/${rel.split(path12.sep).join("/")}`, "");
+        if (statSync(path13.join(dir, "specs", rel), { throwIfNoEntry: false })?.isFile())
+          files.set(`specs/${rel.split(path13.sep).join("/")}`, "");
       }
     }
   }
-  return { planId: path12.basename(dir), files, dirs, unreadable };
+  return { planId: path13.basename(dir), files, dirs, unreadable };
 }
 function listDir(dir, rel, unreadable) {
   try {
@@ -2337,6 +2443,8 @@ export {
   AGENT_KINDS,
   isAgentKind,
   defaultReportPaths,
+  AGENT_SESSION_DIR,
+  MAX_CARRIED_SESSION_BYTES,
   runProcess,
   spawnAgent,
   git,

@@ -27164,6 +27164,32 @@ function date4(params) {
   return _coercedDate(ZodDate, params);
 }
 
+// src/core/schemas/retry-policy.ts
+var RESUME_CLASSES = ["stale", "lost", "usage_limit", "budget", "failure", "refinement"];
+var way = external_exports.enum(["resume", "fresh"]);
+var DEFAULT_RETRY_POLICY = {
+  stale: "resume",
+  lost: "resume",
+  usage_limit: "resume",
+  budget: "resume",
+  failure: "fresh",
+  refinement: "fresh"
+};
+var describeClass = {
+  stale: "The agent stalled, went idle or ran out of time (exit 21), or its job went silent.",
+  lost: "The job ended without a result, or its runner went away mid-step.",
+  usage_limit: "The model's usage limit stopped the attempt.",
+  budget: "The runner stopped the agent at its budget; `/forge budget` retries it.",
+  failure: "The work failed (exit 1): tests red, the agent's own failure, no valid walkthrough.",
+  refinement: "A quality gate asked for another try with its refinement document (exit 10)."
+};
+var retryPolicySchema = external_exports.object(
+  Object.fromEntries(RESUME_CLASSES.map((c) => [c, way.default(DEFAULT_RETRY_POLICY[c]).describe(describeClass[c])]))
+).strict().prefault({}).describe(
+  "Per way an attempt ended, whether its retry resumes \u2014 continues on the same branch and PR from the pushed head and from the first stage its checkpoint left pending, resuming the agent CLI's session where the adapter can \u2014 or starts fresh on a new branch (see docs/executor.md#resuming)."
+);
+var taskRetryPolicySchema = external_exports.object(Object.fromEntries(RESUME_CLASSES.map((c) => [c, way.optional().describe(describeClass[c])]))).strict().describe("The task's own retry policy, overriding the config's `retry_policy` class by class.");
+
 // src/core/schemas/common.ts
 var taskBudgetSchema = external_exports.object({
   attempt_usd: external_exports.number().positive().optional().describe("Dollars one attempt of the task may spend."),
@@ -27193,7 +27219,8 @@ var taskFrontmatterSchema = external_exports.object({
   artifacts: external_exports.array(external_exports.string()).optional().describe("Files the task is expected to produce."),
   paths: external_exports.array(external_exports.string().min(1)).optional().describe("Declared file scope (glob patterns); used to predict conflicts between tasks in flight."),
   test_command: external_exports.string().optional().describe("Command that verifies this task, overriding the config's test_command."),
-  budget: taskBudgetSchema.optional().describe("The task's own caps, overriding the config's `budgets` (see docs/runner.md#budgets).")
+  budget: taskBudgetSchema.optional().describe("The task's own caps, overriding the config's `budgets` (see docs/runner.md#budgets)."),
+  retry_policy: taskRetryPolicySchema.optional()
 }).strict().describe("A Forge task: YAML frontmatter of a task file.");
 var REMOVED_TASK_FIELDS = {
   base_ref: "is no longer supported: every task branch is cut from the run's integration branch, which holds the work of its dependencies; remove the field"
@@ -31361,6 +31388,9 @@ export {
   zodProblems,
   formatProblem,
   external_exports,
+  RESUME_CLASSES,
+  retryPolicySchema,
+  taskRetryPolicySchema,
   taskBudgetSchema,
   ID_PATTERN,
   taskIdSchema,
