@@ -9,7 +9,7 @@ import { createWriteStream } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import type { Masker } from "../../src/agent/secrets.js";
-import type { RunStagesOptions, StageProgress, TaskContext } from "../../src/agent/stages/index.js";
+import type { RunStagesOptions, StageModel, StageProgress, TaskContext } from "../../src/agent/stages/index.js";
 import { EXIT_CODES, isExitCode } from "../../src/core/exit-codes.js";
 import type { AgentType } from "../../src/core/schemas/common.js";
 
@@ -39,6 +39,8 @@ export interface AgentRunRequest {
   sessionDir: string;
   /** Where the agent must write its walkthrough (inside sessionDir). */
   walkthroughPath: string;
+  /** The task's own `model` (front matter): its implementer sessions' tier or model id (docs/runner.md#model-tiers). */
+  taskModel?: string;
   /** Aborted by the pipeline on a stall, a timeout or a cancel: the agent must be stopped promptly. */
   signal: AbortSignal;
   onProgress(p: Progress): void;
@@ -68,6 +70,8 @@ export interface AgentRunOutcome {
   error?: string;
   agent?: string;
   model?: string;
+  /** The model of each stage, as the agent layer chose it (docs/runner.md#model-tiers). */
+  models?: StageModel[];
   costUsd?: number;
   turns?: number;
   /** Where the stage sequence stopped, for the attempt's last checkpoint (a runner without stages has none). */

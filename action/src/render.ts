@@ -43,6 +43,12 @@ function code(text: string): string {
     .replace(/\|/g, "\\|")}\``;
 }
 
+/** `verify: haiku (low)`; a tier without a model is the CLI's default model for it. */
+function stageModelText(m: NonNullable<WalkthroughFrontmatter["models"]>[number]): string {
+  const what = m.model !== undefined ? (m.tier ? `${m.model} (${m.tier})` : m.model) : `${m.tier ?? "default"} (the CLI's default model)`;
+  return `${m.stage}: ${what}`;
+}
+
 export function marker(f: Pick<WalkthroughFrontmatter, "run_id" | "task_id" | "attempt">): string {
   return `<!-- forge:walkthrough run=${f.run_id} task=${f.task_id} attempt=${f.attempt} -->`;
 }
@@ -70,6 +76,7 @@ export function renderPrBody(input: PrBodyInput, limit = PR_BODY_LIMIT): string 
     `| Head | ${code(f.head_sha)} |`,
     `| Time spent | ${f.time_spent_minutes} min |`,
     ...(agentBits.length ? [`| Agent | ${cell(agentBits.join(" · "))} |`] : []),
+    ...(f.models?.length ? [`| Models | ${cell(f.models.map(stageModelText).join(" · "))} |`] : []),
     "",
   ];
   if (input.notes?.length) {

@@ -20,6 +20,7 @@ import { createOctokitGitHub, type JobGitHub } from "./github.js";
 import { actionInputSchema, describeIssues, ENV_NAMES, INPUT_NAMES, jobEnvSchema, type ActionInput, type JobEnv } from "./inputs.js";
 import { main, type JobReport } from "./main.js";
 import { createStagesRunner } from "./stages-runner.js";
+import { modelPlan } from "../../src/core/tiers.js";
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -216,6 +217,8 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
       createStagesRunner({
         adapter,
         ...(model ? { model } : {}),
+        // Each session's model by its role and tier; the action's `model` input stands for agent.model.
+        models: modelPlan(adapter, { ...config.agent, ...(model ? { model } : {}) }),
         ...(command ? { command } : {}),
         maxTurns: config.agent.max_turns,
         maxDepth: config.agent.max_depth,

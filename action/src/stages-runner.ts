@@ -12,12 +12,15 @@ import type { GitRun } from "../../src/agent/branches.js";
 import type { Masker } from "../../src/agent/secrets.js";
 import { runStages } from "../../src/agent/stages/index.js";
 import type { AdapterName } from "../../src/agent/types.js";
+import type { ModelPlan } from "../../src/core/tiers.js";
 import { EXIT_CODES } from "../../src/core/exit-codes.js";
 import type { AgentRunner } from "./agent-runner.js";
 
 export interface StagesRunnerOptions {
   adapter: AdapterName;
   model?: string;
+  /** The models of the sessions by role and tier (docs/runner.md#model-tiers): over `model` when given. */
+  models?: ModelPlan;
   /** Adapter "command": a shell command line. */
   command?: string;
   maxTurns: number;
@@ -108,6 +111,8 @@ export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
           }),
         ...(req.onStageEnd ? { onStageEnd: (stage: string, _record, progress) => req.onStageEnd!(stage, progress) } : {}),
         ...(req.resume ? { resume: req.resume } : {}),
+        ...(options.models ? { models: options.models } : {}),
+        ...(req.taskModel !== undefined ? { taskModel: req.taskModel } : {}),
         promptOptions: { repoDir: req.workdir, ...(options.builtinPromptDir ? { builtinDir: options.builtinPromptDir } : {}) },
       });
       return {
@@ -121,6 +126,7 @@ export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
         ...(r.error && r.exitCode !== EXIT_CODES.SUCCESS ? { error: r.error } : {}),
         agent: options.adapter,
         ...(r.model ? { model: r.model } : {}),
+        ...(r.models ? { models: r.models } : {}),
         ...(r.costUsd !== undefined ? { costUsd: r.costUsd } : {}),
         ...(r.turns !== undefined ? { turns: r.turns } : {}),
         ...(r.progress ? { progress: r.progress } : {}),

@@ -5,6 +5,7 @@
 import type { AgentUser } from "./isolation.js";
 import type { ExitCode, ExitStatus } from "../core/exit-codes.js";
 import type { Masker } from "./secrets.js";
+import type { TierName } from "../core/tiers.js";
 
 /** Agent adapters: Claude Code CLI, Codex CLI, or any executable. */
 export type AdapterName = "claude" | "codex" | "command";
@@ -72,6 +73,8 @@ export interface SpawnOptions {
    */
   caller?: AgentKind;
   model?: string;
+  /** The tier `model` came from (docs/runner.md#model-tiers): Codex takes it as its reasoning effort; a command agent gets `FORGE_MODEL_TIER`. */
+  modelTier?: TierName;
   cwd: string;
   /** Created when missing; receives events.ndjson, transcript.log, .signals/. */
   sessionDir: string;

@@ -110,6 +110,8 @@ export interface WalkthroughFacts {
   files_changed: string[];
   agent?: string;
   model?: string;
+  /** The model of each stage, as the runner chose it. */
+  models?: WalkthroughFrontmatter["models"];
   cost_usd?: number;
   turns?: number;
 }
@@ -164,7 +166,7 @@ export function completeWalkthrough(text: string | undefined, facts: Walkthrough
   if (notChanged.length) warnings.push(`the agent listed files it did not change: ${notChanged.join(", ")}`);
   data.files_changed = facts.files_changed.map((p) => ({ path: p, reason: reasons.get(p) ?? "" }));
 
-  for (const k of ["agent", "model", "cost_usd", "turns"] as const) if (facts[k] !== undefined) data[k] = facts[k];
+  for (const k of ["agent", "model", "models", "cost_usd", "turns"] as const) if (facts[k] !== undefined) data[k] = facts[k];
 
   const body = fm.body.replace(/^\s*\n/, "");
   const bodyProblems = sectionProblems(body);

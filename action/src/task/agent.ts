@@ -86,6 +86,7 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
           workdir: a.input.workspace,
           sessionDir: a.sessionDir,
           walkthroughPath: a.walkthroughSession,
+          ...(a.built.frontmatter.model !== undefined ? { taskModel: a.built.frontmatter.model } : {}),
           signal: ctl.signal,
           ...(a.telemetry ? { traceparent: a.telemetry.traceparent } : {}),
           spendFile: meter.spendFile,

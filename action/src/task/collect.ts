@@ -90,6 +90,7 @@ export async function completeAttemptWalkthrough(
     files_changed: work.filesChanged,
     agent: outcome.agent ?? deps.agent.name,
     ...((outcome.model ?? config.agent.model) ? { model: outcome.model ?? config.agent.model } : {}),
+    ...(outcome.models?.length ? { models: outcome.models.slice(0, 32) } : {}),
     ...(outcome.costUsd !== undefined ? { cost_usd: outcome.costUsd } : {}),
     ...(outcome.turns !== undefined ? { turns: outcome.turns } : {}),
   });

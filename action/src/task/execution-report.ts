@@ -47,6 +47,16 @@ interface ManifestStage {
   attempts?: unknown;
   duration_ms?: unknown;
   error?: unknown;
+  model?: unknown;
+  tier?: unknown;
+}
+
+/** The model a stage ran on, with its tier: `opus (high)`, `high` (the CLI's default model), or empty. */
+function modelCell(s: ManifestStage): string {
+  const model = cell(s.model, 60);
+  const tier = cell(s.tier, 10);
+  if (model && tier) return `${model} (${tier})`;
+  return model || tier;
 }
 
 /** A cell of a Markdown table: one line of data, at most `max` characters. */
@@ -86,10 +96,10 @@ export function renderExecutionReport(f: ExecutionFacts, stages: ManifestStage[]
     "",
   ];
   if (stages.length) {
-    lines.push("| Stage | Status | Exit | Attempts | Time | Error |", "| --- | --- | ---: | ---: | ---: | --- |");
+    lines.push("| Stage | Status | Exit | Attempts | Model | Time | Error |", "| --- | --- | ---: | ---: | --- | ---: | --- |");
     for (const s of stages.slice(0, 100))
       lines.push(
-        `| ${cell(s.name)} | ${cell(s.status)} | ${cell(s.exit_code)} | ${cell(s.attempts ?? 1)} | ${typeof s.duration_ms === "number" ? secs(s.duration_ms) : ""} | ${cell(s.error, 160)} |`,
+        `| ${cell(s.name)} | ${cell(s.status)} | ${cell(s.exit_code)} | ${cell(s.attempts ?? 1)} | ${modelCell(s)} | ${typeof s.duration_ms === "number" ? secs(s.duration_ms) : ""} | ${cell(s.error, 160)} |`,
       );
   } else lines.push("No stage manifest.");
   const tools = f.live.filter((e) => e.status === "tool_use");

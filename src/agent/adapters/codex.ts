@@ -123,7 +123,7 @@ export function codexWritableDirs(cwd: string, forgeEnv: Record<string, string> 
 }
 
 export function codexArgs(
-  input: Pick<AdapterInput, "systemPrompt" | "model" | "allowedTools" | "cwd" | "resumeSession"> & {
+  input: Pick<AdapterInput, "systemPrompt" | "model" | "modelTier" | "allowedTools" | "cwd" | "resumeSession"> & {
     parentEnv?: NodeJS.ProcessEnv;
     forgeEnv?: Record<string, string>;
   },
@@ -140,6 +140,8 @@ export function codexArgs(
     }
   }
   if (input.model) args.push("--model", input.model);
+  // A tier is also a reasoning effort (low, medium and high are Codex's own words for it).
+  if (input.modelTier) args.push("-c", `model_reasoning_effort="${input.modelTier}"`);
   // A JSON string is a valid TOML basic string.
   if (input.systemPrompt) args.push("-c", `developer_instructions=${JSON.stringify(input.systemPrompt)}`);
   // A resumed attempt continues the earlier thread (`codex exec resume <id>`): exec's options stay

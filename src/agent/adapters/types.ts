@@ -1,10 +1,13 @@
 /** What an adapter provides: how to start its CLI, and how to read its output. */
 import type { AdapterName, ProgressKind } from "../types.js";
+import type { TierName } from "../../core/tiers.js";
 
 export interface AdapterInput {
   prompt: string;
   systemPrompt?: string;
   model?: string;
+  /** The tier `model` came from, when it came from one. */
+  modelTier?: TierName;
   cwd: string;
   allowedTools: string[];
   maxTurns?: number;

@@ -14,9 +14,11 @@ import { FORBIDDEN_TOOLS, allowedToolsFor, mayCallerSpawn } from "../hierarchy.j
 import { askHierarchy, HIERARCHY_ENV, HierarchyService, type SpawnAnswer } from "../hierarchy-service.js";
 import type { ReportPaths, SpawnResult } from "../types.js";
 import { defaultReportPaths, emit, finish, type SpawnContext } from "./context.js";
+import { MODELS_ENV } from "../../core/tiers.js";
 
 /** Variables naming the job an agent works for, passed on from parent to child. */
-const JOB_ENV = ["FORGE_RUN_ID", "FORGE_TASK_ID", "FORGE_ATTEMPT", "FORGE_BRANCH", "FORGE_BASE_REF", "FORGE_TASK_FILE"] as const;
+// FORGE_MODELS: the models per role sub-agents take (src/core/tiers.ts), passed down every level.
+const JOB_ENV = ["FORGE_RUN_ID", "FORGE_TASK_ID", "FORGE_ATTEMPT", "FORGE_BRANCH", "FORGE_BASE_REF", "FORGE_TASK_FILE", MODELS_ENV] as const;
 
 /** Prompts longer than this travel in `FORGE_PROMPT_FILE` only (Linux limits one env string to 128 KiB). */
 const ENV_VALUE_LIMIT = 100_000;
@@ -71,6 +73,7 @@ export async function prepare(sc: SpawnContext): Promise<PreparedSpawn | { done:
       prompt: options.prompt,
       ...(options.systemPrompt ? { systemPrompt: options.systemPrompt } : {}),
       ...(options.model ? { model: options.model } : {}),
+      ...(options.modelTier ? { modelTier: options.modelTier } : {}),
       cwd,
       allowedTools,
       ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}),
@@ -216,6 +219,7 @@ async function agentForgeEnv(
     if (options.systemPrompt.length <= ENV_VALUE_LIMIT) forgeEnv.FORGE_SYSTEM_PROMPT = options.systemPrompt;
   }
   if (options.model) forgeEnv.FORGE_MODEL = options.model;
+  if (options.modelTier) forgeEnv.FORGE_MODEL_TIER = options.modelTier;
   if (options.agentType) forgeEnv.FORGE_AGENT_TYPE = options.agentType;
   if (child.ticket && child.socket) {
     forgeEnv[HIERARCHY_ENV.socket] = child.socket;

@@ -9,6 +9,7 @@ import path from "node:path";
 import { z } from "zod";
 import { parseYamlConfig } from "../../core/config.js";
 import { formatProblem } from "../../core/problems.js";
+import { modelSpecSchema } from "../../core/tiers.js";
 
 import { DEFAULT_STAGES, STAGE_NAMES, STAGED_AGENT_TYPES, isStageOf, type StageName, type StagedAgentType } from "../../core/stages.js";
 
@@ -19,18 +20,41 @@ export function defaultStages(type: StagedAgentType): StageName[] {
   return [...DEFAULT_STAGES[type]];
 }
 
-/** `.forge/stages.yml` in the repository: `{ "1": [implement, walkthrough], refinery: [...] }`. */
+/** A stage's own settings in `.forge/stages.yml` (docs/runner.md#stage-settings). */
+export const stageSettingsSchema = z
+  .object({
+    name: z.enum(STAGE_NAMES).describe("The stage."),
+    model: modelSpecSchema.optional().describe("A tier or a model id for the stage's sessions of the task's own kind."),
+    retry: z.number().int().min(0).max(5).optional().describe("How many more times the stage's session is tried after exit 1, its own timeout or a partial end (default 1)."),
+    required: z
+      .boolean()
+      .optional()
+      .describe("false: a failure of the stage (exit 1, its own timeout) is recorded and the sequence goes on, the attempt partial (default true)."),
+  })
+  .strict();
+export type StageSettings = z.infer<typeof stageSettingsSchema>;
+
+/** One entry of a sequence: a stage's name, or its name with settings. */
+const stageEntrySchema = z.union([z.enum(STAGE_NAMES), stageSettingsSchema]);
+export type StageEntry = z.infer<typeof stageEntrySchema>;
+
+export function entryName(entry: StageEntry): StageName {
+  return typeof entry === "string" ? entry : entry.name;
+}
+
+/** `.forge/stages.yml` in the repository: `{ "1": [implement, { name: verify, model: low, retry: 2 }, walkthrough], refinery: [...] }`. */
 export const stageConfigSchema = z
   .object(
-    Object.fromEntries(STAGED_AGENT_TYPES.map((t) => [t, z.array(z.enum(STAGE_NAMES)).min(1).optional()])) as Record<
+    Object.fromEntries(STAGED_AGENT_TYPES.map((t) => [t, z.array(stageEntrySchema).min(1).optional()])) as Record<
       StagedAgentType,
-      z.ZodOptional<z.ZodArray<z.ZodEnum<{ [K in StageName]: K }>>>
+      z.ZodOptional<z.ZodArray<typeof stageEntrySchema>>
     >,
   )
   .strict()
   .superRefine((cfg, ctx) => {
     for (const type of STAGED_AGENT_TYPES) {
-      for (const stage of cfg[type] ?? []) {
+      for (const entry of cfg[type] ?? []) {
+        const stage = entryName(entry);
         if (!isStageOf(type, stage))
           ctx.addIssue({ code: "custom", path: [type], message: `stage '${stage}' is not available to type ${type}` });
       }
@@ -38,6 +62,13 @@ export const stageConfigSchema = z
   })
   .describe("Stage sequences per agent type; missing types keep Forge's defaults.");
 export type StageConfig = z.infer<typeof stageConfigSchema>;
+
+/** A sequence as names and each stage's settings. */
+export function sequenceOf(entries: readonly StageEntry[]): { names: StageName[]; settings: Partial<Record<StageName, StageSettings>> } {
+  const settings: Partial<Record<StageName, StageSettings>> = {};
+  for (const e of entries) if (typeof e !== "string") settings[e.name] = e;
+  return { names: entries.map(entryName), settings };
+}
 
 export const STAGE_CONFIG_FILE = ".forge/stages.yml";
 

@@ -14,7 +14,8 @@ import { abortsTheStage, EXIT_CODES, succeeded, type ExitCode } from "../../core
 import type { AgentKind, ReportPaths, SpawnResult } from "../types.js";
 import { parseAgentWalkthrough } from "../walkthrough.js";
 import { REPORT_INVALID, withValidReport } from "./reports.js";
-import type { StageName, StagedAgentType, StagesOf } from "./config.js";
+import type { StageName, StageSettings, StagedAgentType, StagesOf } from "./config.js";
+import { chooseModel, MODELS_ENV, modelsEnvValue, type ModelChoice } from "../../core/tiers.js";
 import type { RunStagesOptions, StagesResultExtras, TaskContext } from "./types.js";
 
 export interface StageContext {
@@ -36,6 +37,10 @@ export interface StageContext {
   readonly out: StagesResultExtras;
   /** System prompts loaded so far, per agent kind. */
   readonly prompts: Map<AgentKind, string>;
+  /** Each stage's own settings from `.forge/stages.yml` (its model, retries, whether it is required). */
+  readonly settings: Partial<Record<StageName, StageSettings>>;
+  /** The model of each stage's sessions of the task's own kind, as chosen (the manifest's `model`, `tier`, `role`). */
+  readonly models: Map<StageName, ModelChoice>;
   /**
    * The stage running, the last session of the task's own kind (a checkpoint's `agent_session`), and
    * the session a resumed attempt's first session of its kind continues (taken by that session).
@@ -90,6 +95,8 @@ export async function openStageContext(options: RunStagesOptions): Promise<Stage
     tally: { sessions: 0, costUsd: 0, sawCost: false, turns: 0 },
     out: {},
     prompts: new Map(),
+    settings: {},
+    models: new Map(),
     at: options.resume?.session
       ? { resumeSession: options.resume.session.id, ...(options.resume.session.file ? { resumeFile: options.resume.session.file } : {}) }
       : {},
@@ -175,12 +182,24 @@ async function sessionOnce(c: StageContext, stage: string, kind: AgentKind, prom
   }
   const timeoutMs =
     remaining !== undefined ? Math.max(1, Math.min(options.spawn.timeoutMs ?? Infinity, remaining)) : options.spawn.timeoutMs;
+  const choice = modelFor(c, kind);
+  // A plan of models decides alone: a tier without a model of the adapter's is the CLI's own default.
+  const { model: fallbackModel, ...spawnRest } = options.spawn;
+  const model = choice ? choice.model : fallbackModel;
   const r = await spawnAgent({
-    ...options.spawn,
+    ...spawnRest,
+    ...(model !== undefined ? { model } : {}),
+    ...(choice?.tier ? { modelTier: choice.tier } : {}),
     env: c.env,
     ...(caller ? { caller } : {}),
-    // Which task this is, for command agents (the prompt says it too).
-    extraEnv: { FORGE_RUN_ID: task.runId, FORGE_TASK_ID: task.taskId, FORGE_ATTEMPT: String(task.attempt), ...options.spawn.extraEnv },
+    // Which task this is, for command agents (the prompt says it too); the models sub-agents take.
+    extraEnv: {
+      FORGE_RUN_ID: task.runId,
+      FORGE_TASK_ID: task.taskId,
+      FORGE_ATTEMPT: String(task.attempt),
+      ...(options.models ? { [MODELS_ENV]: modelsEnvValue(options.models) } : {}),
+      ...options.spawn.extraEnv,
+    },
     agentType: kind,
     prompt,
     systemPrompt: await systemPrompt(c, kind),
@@ -202,6 +221,23 @@ async function sessionOnce(c: StageContext, stage: string, kind: AgentKind, prom
   c.tally.turns += r.turns ?? 0;
   if (r.model) c.out.model = r.model;
   return r;
+}
+
+/**
+ * The model of a session of `kind` in the running stage (docs/runner.md#model-tiers), when the caller
+ * gave a plan of models; the choice of the task's own kind is kept for the stage's record.
+ */
+function modelFor(c: StageContext, kind: AgentKind): ModelChoice | undefined {
+  const plan = c.options.models;
+  if (!plan) return undefined;
+  const stage = c.at.stage;
+  const own = kind === c.type;
+  const choice = chooseModel(plan, kind, stage, {
+    stageSpec: own && stage ? c.settings[stage]?.model : undefined,
+    taskSpec: own ? c.options.taskModel : undefined,
+  });
+  if (own && stage && !c.models.has(stage)) c.models.set(stage, choice);
+  return choice;
 }
 
 /** Checks a session that said it succeeded; a problem turns it into exit 1. */
@@ -255,21 +291,30 @@ export async function retried(
   check?: SessionCheck,
   rules: { partial?: boolean } = {},
 ): Promise<StageOutcome> {
-  const first = await checked(c, await session(c, stage, kind, prompt, undefined, true), check);
   // A session whose report went back to the agent: both folders are the stage's.
   const dirsOf = (r: StageSession) => [...(r.earlierSessionDirs ?? []), r.sessionDir];
-  const why = retryReason(c, first, rules.partial ?? true);
-  if (!why) return outcomeOf(first, dirsOf(first));
-  progress(c, `stage ${stage} ${why.summary}; retrying once`);
-  let r = await checked(c, await session(c, `${stage}-retry`, kind, `${prompt}\n\n${why.section}`, undefined, true), check);
-  if (first.exitCode === EXIT_CODES.PARTIAL_SUCCESS && (r.exitCode === EXIT_CODES.FAILURE || timedOutOnItsOwn(c, r)))
-    r = {
-      ...r,
-      exitCode: EXIT_CODES.PARTIAL_SUCCESS,
-      status: "partial",
-      error: { code: "partial", message: `partial; the retry did not finish it: ${r.error?.message ?? `exit ${r.exitCode}`}` },
-    };
-  return outcomeOf(r, [...dirsOf(first), ...dirsOf(r)]);
+  // The stage's `retry` in .forge/stages.yml (default 1): how many more tries after the first.
+  const retries = (c.at.stage !== undefined ? c.settings[c.at.stage]?.retry : undefined) ?? 1;
+  let r = await checked(c, await session(c, stage, kind, prompt, undefined, true), check);
+  const dirs = dirsOf(r);
+  let wasPartial = r.exitCode === EXIT_CODES.PARTIAL_SUCCESS;
+  for (let n = 1; n <= retries; n++) {
+    const why = retryReason(c, r, rules.partial ?? true);
+    if (!why) break;
+    progress(c, `stage ${stage} ${why.summary}; ${retries === 1 ? "retrying once" : `retry ${n} of ${retries}`}`);
+    const name = n === 1 ? `${stage}-retry` : `${stage}-retry${n}`;
+    r = await checked(c, await session(c, name, kind, `${prompt}\n\n${why.section}`, undefined, true), check);
+    dirs.push(...dirsOf(r));
+    if (wasPartial && (r.exitCode === EXIT_CODES.FAILURE || timedOutOnItsOwn(c, r)))
+      r = {
+        ...r,
+        exitCode: EXIT_CODES.PARTIAL_SUCCESS,
+        status: "partial",
+        error: { code: "partial", message: `partial; the retry did not finish it: ${r.error?.message ?? `exit ${r.exitCode}`}` },
+      };
+    wasPartial ||= r.exitCode === EXIT_CODES.PARTIAL_SUCCESS;
+  }
+  return outcomeOf(r, dirs);
 }
 
 /** A session that said it succeeded, checked: a problem turns it into exit 1. */

@@ -15,7 +15,7 @@
  * sequence.ts (the loop and the manifest), one module per agent type with its steps (type-1-2.ts,
  * type-3.ts with subtasks.ts, refinery.ts with sentinel.ts, captain.ts), prompt.ts, change-request.ts.
  */
-import { defaultStages, isStageOf, loadStageConfig, type StageName, type StagedAgentType } from "./config.js";
+import { defaultStages, isStageOf, loadStageConfig, sequenceOf, type StageName, type StageSettings, type StagedAgentType } from "./config.js";
 import { openStageContext } from "./context.js";
 import { CAPTAIN_STEPS } from "./captain.js";
 import { REFINERY_STEPS } from "./refinery.js";
@@ -32,9 +32,10 @@ export {
   defaultStages,
   loadStageConfig,
   stageConfigSchema,
+  stageSettingsSchema,
 } from "./config.js";
-export type { StageConfig, StageName, StagedAgentType } from "./config.js";
-export type { RunStagesOptions, StageManifest, StageProgress, StageRecord, StageSpawnOptions, StagesResult, TaskContext } from "./types.js";
+export type { StageConfig, StageName, StageSettings, StagedAgentType } from "./config.js";
+export type { RunStagesOptions, StageManifest, StageModel, StageProgress, StageRecord, StageSpawnOptions, StagesResult, TaskContext } from "./types.js";
 export type { VerificationResults } from "./sentinel.js";
 export { readSubtasks, subtaskDir, type Subtask } from "./subtasks.js";
 export { stagePrompt } from "./prompt.js";
@@ -43,7 +44,8 @@ const STEPS: StepTables = { "1": TYPE_1_STEPS, "2": TYPE_2_STEPS, "3": TYPE_3_ST
 
 export async function runStages(options: RunStagesOptions): Promise<StagesResult> {
   const c = await openStageContext(options);
-  const { names, configError } = await stageSequence(options.agentType, options.workdir, options.stages);
+  const { names, settings, configError } = await stageSequence(options.agentType, options.workdir, options.stages);
+  Object.assign(c.settings, settings);
   const run = await runSequence(c, STEPS, names);
   return finishStages(c, names, run, configError);
 }
@@ -57,11 +59,13 @@ async function stageSequence(
   type: StagedAgentType,
   workdir: string,
   stages?: StageName[],
-): Promise<{ names: readonly StageName[]; configError?: string }> {
+): Promise<{ names: readonly StageName[]; settings: Partial<Record<StageName, StageSettings>>; configError?: string }> {
   if (stages) for (const s of stages) if (!isStageOf(type, s)) throw new Error(`stage '${s}' is not available to type ${type}`);
+  if (stages) return { names: stages, settings: {} };
   try {
-    return { names: stages ?? (await loadStageConfig(workdir))[type] ?? defaultStages(type) };
+    const own = (await loadStageConfig(workdir))[type];
+    return own ? sequenceOf(own) : { names: defaultStages(type), settings: {} };
   } catch (err) {
-    return { names: [], configError: (err as Error).message };
+    return { names: [], settings: {}, configError: (err as Error).message };
   }
 }

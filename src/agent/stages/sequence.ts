@@ -67,7 +67,7 @@ export async function runSequence(c: StageContext, steps: StepTables, names: rea
     const o = await runStage(c, stepFor(steps, c.type, stage), stage, run, names);
     if (o.skipNext) skipNext = o.skipNext;
     if (o.exitCode === EXIT_CODES.SUCCESS) continue;
-    if (o.exitCode === EXIT_CODES.PARTIAL_SUCCESS) {
+    if (o.exitCode === EXIT_CODES.PARTIAL_SUCCESS || passedOver(c, stage, o)) {
       run.partial = true;
       continue;
     }
@@ -76,6 +76,19 @@ export async function runSequence(c: StageContext, steps: StepTables, names: rea
     break;
   }
   return run;
+}
+
+/**
+ * A stage that is not required (`required: false` in .forge/stages.yml) and failed — exit 1, or its own
+ * time limit — is passed over: the sequence goes on, partial. Every other end stops it as ever.
+ */
+function passedOver(c: StageContext, stage: StageName, o: StageOutcome): boolean {
+  if (c.settings[stage]?.required !== false) return false;
+  if (o.exitCode !== EXIT_CODES.FAILURE && o.exitCode !== EXIT_CODES.TIMEOUT) return false;
+  if (o.result?.rateLimitedUntil || c.options.signal?.aborted) return false;
+  if (o.exitCode === EXIT_CODES.TIMEOUT && c.options.deadline !== undefined && Date.now() >= c.options.deadline) return false;
+  progress(c, `stage ${stage} is not required: going on without it`);
+  return true;
 }
 
 function stepFor(steps: StepTables, type: StagedAgentType, stage: StageName): StageStep {
@@ -114,6 +127,8 @@ async function runStage(
     status: stageStatusOf(o.exitCode),
     exit_code: o.exitCode,
     attempts: o.attempts,
+    ...(c.settings[stage]?.required === false ? { required: false as const } : {}),
+    ...modelOfStage(c, stage),
     duration_ms: Date.now() - t0,
     session_dirs: o.sessionDirs.map((d) => path.relative(c.sessionDir, d) || "."),
     ...(o.artifact ? { artifact: path.relative(c.sessionDir, o.artifact) || o.artifact } : {}),
@@ -129,6 +144,13 @@ async function runStage(
     }
   }
   return o;
+}
+
+/** The model the stage's sessions of the task's own kind ran on, for its record. */
+function modelOfStage(c: StageContext, stage: StageName): Pick<StageRecord, "model" | "tier" | "role"> {
+  const m = c.models.get(stage);
+  if (!m) return {};
+  return { ...(m.model !== undefined ? { model: m.model } : {}), ...(m.tier ? { tier: m.tier } : {}), role: m.role };
 }
 
 /** What the result says about the stage that stopped the sequence: its error, reset time, question, refinement or Change Request. */
@@ -153,7 +175,8 @@ async function stoppedBy(c: StageContext, stage: StageName, o: StageOutcome): Pr
 export function stageProgress(c: StageContext, names: readonly StageName[], records: readonly StageRecord[]): StageProgress {
   const completed: StageProgress["completed"] = [];
   for (const r of records) {
-    const ok = r.status === "success" || r.status === "partial" || r.status === "skipped";
+    // A stage passed over (not required) is not run again by a resumed attempt.
+    const ok = r.status === "success" || r.status === "partial" || r.status === "skipped" || (r.required === false && r.status === "failure");
     if (!ok) break;
     completed.push({ name: r.name as StageName, exit_code: r.exit_code });
   }
@@ -209,5 +232,18 @@ export async function finishStages(
   };
   const manifestPath = path.join(c.sessionDir, "manifest.json");
   await writeFileAtomic(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
-  return { exitCode, manifest, manifestPath, ...out, ...(configError ? {} : { progress: stageProgress(c, names, records) }) };
+  const models = [...c.models].map(([stage, m]) => ({
+    stage,
+    role: m.role,
+    ...(m.tier ? { tier: m.tier } : {}),
+    ...(m.model !== undefined ? { model: m.model } : {}),
+  }));
+  return {
+    exitCode,
+    manifest,
+    manifestPath,
+    ...out,
+    ...(models.length ? { models } : {}),
+    ...(configError ? {} : { progress: stageProgress(c, names, records) }),
+  };
 }

@@ -5,6 +5,7 @@ import type { LoadPromptOptions } from "../prompts.js";
 import type { ExitCode } from "../../core/exit-codes.js";
 import type { AdapterName, ProgressEvent, SpawnOptions } from "../types.js";
 import type { StageName, StagedAgentType } from "./config.js";
+import type { ModelRole, ModelPlan, TierName } from "../../core/tiers.js";
 
 /**
  * What the job gathered for the agent: the one task context of the agent layer and the action (which
@@ -69,6 +70,13 @@ export interface RunStagesOptions {
   workdir: string;
   sessionDir: string;
   spawn: StageSpawnOptions;
+  /**
+   * The models of the sessions by role and tier (docs/runner.md#model-tiers; `modelPlan` of the config's
+   * `agent`). Absent: every session takes `spawn.model`.
+   */
+  models?: ModelPlan;
+  /** The task's own `model` (its front matter): its implementer sessions' tier or model id. */
+  taskModel?: string;
   /** Override the sequence (else the repository's `.forge/stages.yml`, else the defaults). */
   stages?: StageName[];
   /** Type 3: run each subtask on `<branch>-<sub>` and merge it back (needs taskContext.branch). */
@@ -127,6 +135,12 @@ export interface StageRecord {
   done_by_attempt?: number;
   exit_code: ExitCode;
   attempts: number;
+  /** false: the stage is not required (`.forge/stages.yml`): its failure did not stop the sequence. */
+  required?: false;
+  /** The model of the stage's sessions of the task's own kind (absent: the CLI's default), its tier and role. */
+  model?: string;
+  tier?: TierName;
+  role?: ModelRole;
   artifact?: string;
   error?: string;
   duration_ms: number;
@@ -158,10 +172,20 @@ export interface StagesResult {
   rateLimitedUntil?: string;
   error?: string;
   model?: string;
+  /** The model of each stage that ran a session of the task's own kind, in order. */
+  models?: StageModel[];
   costUsd?: number;
   turns?: number;
   /** Where the sequence stopped: the checkpoint's stages, session and depth. */
   progress?: StageProgress;
+}
+
+/** A stage's model as the walkthrough and the report show it. */
+export interface StageModel {
+  stage: string;
+  role: ModelRole;
+  tier?: TierName;
+  model?: string;
 }
 
 /** What the sequence adds to a result besides its exit code and manifest. */

@@ -16,6 +16,7 @@ import { finishSubWorktree, forgeCheckoutOf, startSubWorktree, type SubBranchRep
 import { loadSystemPrompt } from "../../agent/prompts.js";
 import { spawnAgent } from "../../agent/spawn/index.js";
 import { ADAPTER_NAMES, AGENT_KINDS, isAgentKind, type AdapterName, type AgentKind, type SpawnResult } from "../../agent/types.js";
+import { MODELS_ENV, modelFromEnv } from "../../core/tiers.js";
 import { existingDir, existingFile, writableDir } from "../args.js";
 import { CliError, type CliIo } from "../io.js";
 import type { CommandContext } from "./index.js";
@@ -208,7 +209,11 @@ async function optionsFrom(flags: SpawnFlags, baseCwd: string, signal: AbortSign
     ? path.resolve(baseCwd, flags.sessionDir)
     : mkdtempSync(path.join(parentSubDir, `forge-${name.replace(/[^a-zA-Z0-9._-]/g, "-")}-`));
   const binary = env.FORGE_AGENT_BINARY || undefined;
-  const model = flags.model ?? (env.FORGE_MODEL || undefined);
+  // A sub-agent takes its role's model from its parent's table (FORGE_MODELS, docs/runner.md#model-tiers),
+  // else the parent's own model.
+  const inherited = flags.model === undefined ? modelFromEnv(env[MODELS_ENV], agentType ?? "1") : undefined;
+  const model = flags.model ?? inherited?.model ?? (inherited ? undefined : env.FORGE_MODEL || undefined);
+  const modelTier = flags.model === undefined ? inherited?.tier : undefined;
   return {
     adapter,
     prompt,
@@ -219,6 +224,7 @@ async function optionsFrom(flags: SpawnFlags, baseCwd: string, signal: AbortSign
     ...(agentType ? { agentType } : {}),
     ...(systemPrompt ? { systemPrompt } : {}),
     ...(model ? { model } : {}),
+    ...(modelTier ? { modelTier } : {}),
     ...(maxDepth !== undefined ? { maxDepth } : {}),
     ...(maxTurns !== undefined ? { maxTurns } : {}),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),

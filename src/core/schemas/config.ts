@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ADAPTERS } from "./adapters.js";
+import { MODEL_ID, MODEL_ROLES, TIER_NAMES, modelSpecSchema, type ModelRole, type TierName } from "../tiers.js";
 import { retryPolicySchema } from "./retry-policy.js";
 import { DEFAULT_BRANCH_TEMPLATE, DEFAULT_INTEGRATION_BRANCH_TEMPLATE } from "../layout.js";
 
@@ -165,7 +166,25 @@ export const forgeConfigSchema = z
     agent: z
       .object({
         adapter: z.enum(ADAPTERS).default("claude").describe("Which agent CLI runs tasks."),
-        model: z.string().optional().describe("Model id or tier passed to the agent CLI."),
+        model: modelSpecSchema
+          .optional()
+          .describe("A tier (low, medium, high) or a model id for every agent session without a model of its own (see docs/runner.md#model-tiers)."),
+        models: z
+          .object(Object.fromEntries(MODEL_ROLES.map((r) => [r, modelSpecSchema.optional()])) as Record<ModelRole, z.ZodOptional<typeof modelSpecSchema>>)
+          .strict()
+          .optional()
+          .describe(
+            "A tier or a model id per role: implementer (implement, work, fix, merge stages; default high), analyst (plan, walkthrough; medium), verifier (verify; low), sentinel (every sentinel role; low), captain (high). A role without one takes `model`, else its default tier.",
+          ),
+        tiers: z
+          .partialRecord(
+            z.enum(ADAPTERS),
+            z
+              .object(Object.fromEntries(TIER_NAMES.map((t) => [t, z.string().regex(MODEL_ID, "not a model id").optional()])) as Record<TierName, z.ZodOptional<z.ZodString>>)
+              .strict(),
+          )
+          .optional()
+          .describe("The model of each tier, per adapter, over Forge's defaults (claude: haiku, sonnet, opus; codex: gpt-5.5 at low, medium and high reasoning effort)."),
         command: z.string().optional().describe("For adapter `command`: the executable to run (environment in, exit code and files out)."),
         max_turns: z.number().int().positive().default(100).describe("Turn limit passed to the agent CLI."),
         max_depth: z.number().int().min(1).max(10).default(3).describe("Spawn depth budget: how deep agent sessions may nest, the task agent's own session counting as 1, so 3 leaves two levels of sub-agents (see docs/runner.md#depth-budget)."),

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { agentTypeSchema, taskBudgetSchema, taskIdSchema } from "./common.js";
 import { taskRetryPolicySchema } from "./retry-policy.js";
+import { modelSpecSchema } from "../tiers.js";
 
 /** Frontmatter of `.forge/plans/<planId>/tasks/<taskId>.md` (see docs/formats.md#task-front-matter). */
 export const taskFrontmatterSchema = z
@@ -23,6 +24,9 @@ export const taskFrontmatterSchema = z
       .array(z.string().min(1))
       .optional()
       .describe("Declared file scope (glob patterns); used to predict conflicts between tasks in flight."),
+    model: modelSpecSchema
+      .optional()
+      .describe("A tier (low, medium, high) or a model id for this task's implementing sessions, over the config's (see docs/runner.md#model-tiers)."),
     test_command: z.string().optional().describe("Command that verifies this task, overriding the config's test_command."),
     budget: taskBudgetSchema.optional().describe("The task's own caps, overriding the config's `budgets` (see docs/runner.md#budgets)."),
     retry_policy: taskRetryPolicySchema.optional(),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MODEL_ROLES, TIER_NAMES } from "../tiers.js";
 
 /** Frontmatter of `walkthrough.md`, written by the agent and completed by the runner (see docs/formats.md#walkthrough). */
 export const walkthroughFrontmatterSchema = z
@@ -30,6 +31,20 @@ export const walkthroughFrontmatterSchema = z
     followups: z.array(z.string()).default([]).describe("Work left for later; bug-like ones spawn follow-up agents."),
     agent: z.string().optional().describe("Agent adapter that did the work (claude, codex, command)."),
     model: z.string().optional().describe("Model used, where known."),
+    models: z
+      .array(
+        z
+          .object({
+            stage: z.string().min(1).describe("The stage."),
+            role: z.enum(MODEL_ROLES).describe("Its sessions' role (implementer, analyst, verifier, sentinel, captain)."),
+            tier: z.enum(TIER_NAMES).optional().describe("The tier the model came from, when it came from one."),
+            model: z.string().optional().describe("The model asked of the CLI (absent: the CLI's own default)."),
+          })
+          .strict(),
+      )
+      .max(32)
+      .optional()
+      .describe("The model of each stage the attempt ran, as the runner chose it (see docs/runner.md#model-tiers)."),
     cost_usd: z.number().min(0).optional().describe("Model cost in US dollars, where known."),
     turns: z.number().int().min(0).optional().describe("Agent turns used, where known."),
   })
