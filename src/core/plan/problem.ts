@@ -11,6 +11,7 @@ export const PLAN_RULES = {
   "unreadable-yaml": "A frontmatter block is not valid YAML, or is not YAML at all (`---js` and other languages are refused, never run).",
   "unreadable-json": "dag.json is not valid JSON.",
   "invalid-frontmatter": "A task's or overlay's frontmatter does not match its schema.",
+  "unknown-model": "A task's `model` is neither a tier (low, medium, high) nor a model id (letters, digits and . _ : / @ -).",
   "removed-field": "A task sets a field Forge no longer reads (`base_ref`: every task branch is cut from the run's integration branch).",
   "invalid-dag": "dag.json does not match its schema.",
   "bad-id": "An id does not match [a-z0-9][a-z0-9._-]*, or cannot be part of a git branch name ('..', or '.lock' or '.' at its end).",

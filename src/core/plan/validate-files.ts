@@ -63,7 +63,12 @@ export function checkFrontmatter(
       out.push(problem(at, "removed-field", `${field} ${gone}`));
       continue;
     }
-    const rule: PlanRule = field === "id" && issue.code === "invalid_format" ? idRule : "invalid-frontmatter";
+    const rule: PlanRule =
+      field === "id" && issue.code === "invalid_format"
+        ? idRule
+        : field === "model" && issue.code === "custom"
+          ? "unknown-model"
+          : "invalid-frontmatter";
     out.push(problem(at, rule, issueMessage(issue, f.raw)));
   }
   return true;

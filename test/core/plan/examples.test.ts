@@ -46,6 +46,7 @@ const CASES: Record<string, Expected[]> = {
   "bad-frontmatter-dependency": [{ rule: "invalid-frontmatter", file: "tasks/integrate.md", field: "dependencies[2]", line: 8 }],
   "bad-frontmatter-unknown-field": [{ rule: "invalid-frontmatter", file: "tasks/feature.md", field: "owner", line: 10 }],
   "removed-field": [{ rule: "removed-field", file: "tasks/feature.md", field: "base_ref", line: 10 }],
+  "unknown-model": [{ rule: "unknown-model", file: "tasks/feature.md", field: "model", line: 10 }],
   "no-frontmatter": [{ rule: "invalid-frontmatter", file: "tasks/docs.md", line: 1 }],
   "unreadable-yaml": [{ rule: "unreadable-yaml", file: "tasks/feature.md", line: 4 }],
   "unreadable-json": [{ rule: "unreadable-json", file: "dag.json", line: 15 }],
@@ -83,6 +84,11 @@ describe("examples/invalid", () => {
     expect(p!.message).toBe(
       "base_ref is no longer supported: every task branch is cut from the run's integration branch, which holds the work of its dependencies; remove the field",
     );
+  });
+
+  it("says why a task's model is refused", async () => {
+    const [p] = validatePlan(await loadPlan(path.join(EXAMPLES, "invalid", "unknown-model")));
+    expect(p!.message).toBe("unknown tier 'ultra-tier': use low, medium, high or a model id");
   });
 
   it("prints a cycle's path", async () => {
