@@ -302,8 +302,7 @@ export async function retried(
     const why = retryReason(c, r, rules.partial ?? true);
     if (!why) break;
     progress(c, `stage ${stage} ${why.summary}; ${retries === 1 ? "retrying once" : `retry ${n} of ${retries}`}`);
-    const name = n === 1 ? `${stage}-retry` : `${stage}-retry${n}`;
-    r = await checked(c, await session(c, name, kind, `${prompt}\n\n${why.section}`, undefined, true), check);
+    r = await checked(c, await session(c, `${stage}-retry`, kind, `${prompt}\n\n${why.section}`, undefined, true), check);
     dirs.push(...dirsOf(r));
     if (wasPartial && (r.exitCode === EXIT_CODES.FAILURE || timedOutOnItsOwn(c, r)))
       r = {
