@@ -64,7 +64,10 @@ describe("model tiers in a stage sequence", () => {
       verify: [{ exit: 1 }, { exit: 1 }, { exit: 0 }],
       walkthrough: { exit: 1 },
     });
-    stagesYml(w, `"2":\n  - implement\n  - name: verify\n    model: verifier-9\n    retry: 2\n  - name: walkthrough\n    required: false\n    retry: 0\n`);
+    stagesYml(
+      w,
+      `"2":\n  - implement\n  - name: verify\n    model: verifier-9\n    retry: 2\n  - name: walkthrough\n    required: false\n    retry: 0\n`,
+    );
     const out = await runStages(options(w, { models }));
     // The walkthrough failed but is not required: the sequence ends partial, not failed.
     expect(out.exitCode, out.error).toBe(12);

@@ -1,15 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { forgeConfigSchema } from "../../src/core/schemas/config.js";
 import { taskFrontmatterSchema } from "../../src/core/schemas/task.js";
-import {
-  chooseModel,
-  modelFromEnv,
-  modelPlan,
-  modelRoleOf,
-  modelsEnvValue,
-  modelSpecProblem,
-  specChoice,
-} from "../../src/core/tiers.js";
+import { chooseModel, modelFromEnv, modelPlan, modelRoleOf, modelsEnvValue, modelSpecProblem, specChoice } from "../../src/core/tiers.js";
 
 describe("model roles", () => {
   it("gives implementation stages the implementer, plan and walkthrough the analyst, verify the verifier", () => {
@@ -66,14 +58,24 @@ describe("choosing a model", () => {
     expect(chooseModel(plan, "1", "verify")).toEqual({ model: "haiku", tier: "low", role: "verifier", source: "default" });
     expect(chooseModel(plan, "sentinel-auditor", "fix")).toEqual({ model: "haiku", tier: "low", role: "sentinel", source: "default" });
     expect(chooseModel(plan, "captain", "write")).toEqual({ model: "opus", tier: "high", role: "captain", source: "default" });
-    expect(chooseModel(modelPlan("codex", {}), "1", "verify")).toEqual({ model: "gpt-5.5", tier: "low", role: "verifier", source: "default" });
+    expect(chooseModel(modelPlan("codex", {}), "1", "verify")).toEqual({
+      model: "gpt-5.5",
+      tier: "low",
+      role: "verifier",
+      source: "default",
+    });
   });
 
   it("decides stage over task over role over agent.model over the default", () => {
     const plan = modelPlan("claude", { model: "claude-x", models: { verifier: "medium" }, tiers: { claude: { medium: "sonnet-9" } } });
     expect(chooseModel(plan, "1", "implement")).toEqual({ model: "claude-x", role: "implementer", source: "agent.model" });
     expect(chooseModel(plan, "1", "verify")).toEqual({ model: "sonnet-9", tier: "medium", role: "verifier", source: "role" });
-    expect(chooseModel(plan, "1", "implement", { taskSpec: "low" })).toEqual({ model: "haiku", tier: "low", role: "implementer", source: "task" });
+    expect(chooseModel(plan, "1", "implement", { taskSpec: "low" })).toEqual({
+      model: "haiku",
+      tier: "low",
+      role: "implementer",
+      source: "task",
+    });
     // The task's model is its implementer's: a verify stage keeps its role's.
     expect(chooseModel(plan, "1", "verify", { taskSpec: "low" }).source).toBe("role");
     expect(chooseModel(plan, "1", "verify", { stageSpec: "my-model", taskSpec: "low" })).toEqual({
@@ -84,8 +86,16 @@ describe("choosing a model", () => {
   });
 
   it("leaves a tier without a model of the adapter's to the CLI's default", () => {
-    expect(specChoice(modelPlan("command", {}), "high", "implementer", "default")).toEqual({ tier: "high", role: "implementer", source: "default" });
-    expect(specChoice(modelPlan("command", {}), "my-model", "implementer", "role")).toEqual({ model: "my-model", role: "implementer", source: "role" });
+    expect(specChoice(modelPlan("command", {}), "high", "implementer", "default")).toEqual({
+      tier: "high",
+      role: "implementer",
+      source: "default",
+    });
+    expect(specChoice(modelPlan("command", {}), "my-model", "implementer", "role")).toEqual({
+      model: "my-model",
+      role: "implementer",
+      source: "role",
+    });
   });
 });
 

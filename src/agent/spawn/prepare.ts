@@ -18,7 +18,15 @@ import { MODELS_ENV } from "../../core/tiers.js";
 
 /** Variables naming the job an agent works for, passed on from parent to child. */
 // FORGE_MODELS: the models per role sub-agents take (src/core/tiers.ts), passed down every level.
-const JOB_ENV = ["FORGE_RUN_ID", "FORGE_TASK_ID", "FORGE_ATTEMPT", "FORGE_BRANCH", "FORGE_BASE_REF", "FORGE_TASK_FILE", MODELS_ENV] as const;
+const JOB_ENV = [
+  "FORGE_RUN_ID",
+  "FORGE_TASK_ID",
+  "FORGE_ATTEMPT",
+  "FORGE_BRANCH",
+  "FORGE_BASE_REF",
+  "FORGE_TASK_FILE",
+  MODELS_ENV,
+] as const;
 
 /** Prompts longer than this travel in `FORGE_PROMPT_FILE` only (Linux limits one env string to 128 KiB). */
 const ENV_VALUE_LIMIT = 100_000;

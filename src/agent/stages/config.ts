@@ -25,11 +25,19 @@ export const stageSettingsSchema = z
   .object({
     name: z.enum(STAGE_NAMES).describe("The stage."),
     model: modelSpecSchema.optional().describe("A tier or a model id for the stage's sessions of the task's own kind."),
-    retry: z.number().int().min(0).max(5).optional().describe("How many more times the stage's session is tried after exit 1, its own timeout or a partial end (default 1)."),
+    retry: z
+      .number()
+      .int()
+      .min(0)
+      .max(5)
+      .optional()
+      .describe("How many more times the stage's session is tried after exit 1, its own timeout or a partial end (default 1)."),
     required: z
       .boolean()
       .optional()
-      .describe("false: a failure of the stage (exit 1, its own timeout) is recorded and the sequence goes on, the attempt partial (default true)."),
+      .describe(
+        "false: a failure of the stage (exit 1, its own timeout) is recorded and the sequence goes on, the attempt partial (default true).",
+      ),
   })
   .strict();
 export type StageSettings = z.infer<typeof stageSettingsSchema>;

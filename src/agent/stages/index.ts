@@ -15,7 +15,15 @@
  * sequence.ts (the loop and the manifest), one module per agent type with its steps (type-1-2.ts,
  * type-3.ts with subtasks.ts, refinery.ts with sentinel.ts, captain.ts), prompt.ts, change-request.ts.
  */
-import { defaultStages, isStageOf, loadStageConfig, sequenceOf, type StageName, type StageSettings, type StagedAgentType } from "./config.js";
+import {
+  defaultStages,
+  isStageOf,
+  loadStageConfig,
+  sequenceOf,
+  type StageName,
+  type StageSettings,
+  type StagedAgentType,
+} from "./config.js";
 import { openStageContext } from "./context.js";
 import { CAPTAIN_STEPS } from "./captain.js";
 import { REFINERY_STEPS } from "./refinery.js";
@@ -35,7 +43,16 @@ export {
   stageSettingsSchema,
 } from "./config.js";
 export type { StageConfig, StageName, StageSettings, StagedAgentType } from "./config.js";
-export type { RunStagesOptions, StageManifest, StageModel, StageProgress, StageRecord, StageSpawnOptions, StagesResult, TaskContext } from "./types.js";
+export type {
+  RunStagesOptions,
+  StageManifest,
+  StageModel,
+  StageProgress,
+  StageRecord,
+  StageSpawnOptions,
+  StagesResult,
+  TaskContext,
+} from "./types.js";
 export type { VerificationResults } from "./sentinel.js";
 export { readSubtasks, subtaskDir, type Subtask } from "./subtasks.js";
 export { stagePrompt } from "./prompt.js";

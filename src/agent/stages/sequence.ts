@@ -176,7 +176,8 @@ export function stageProgress(c: StageContext, names: readonly StageName[], reco
   const completed: StageProgress["completed"] = [];
   for (const r of records) {
     // A stage passed over (not required) is not run again by a resumed attempt.
-    const ok = r.status === "success" || r.status === "partial" || r.status === "skipped" || (r.required === false && r.status === "failure");
+    const ok =
+      r.status === "success" || r.status === "partial" || r.status === "skipped" || (r.required === false && r.status === "failure");
     if (!ok) break;
     completed.push({ name: r.name as StageName, exit_code: r.exit_code });
   }
