@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { LiveEntry } from "../../action/src/live-report.js";
 import type { JobReport } from "../../action/src/main.js";
 import { renderExecutionReport } from "../../action/src/task/execution-report.js";
+import { modelPlan } from "../../src/core/tiers.js";
 import { attemptDir } from "../../src/core/layout.js";
 import { agentWalkthrough, makeWorld, RUN, testConfig, type World } from "./world.js";
 import { runJob, stagesAgent } from "./job.js";
@@ -35,7 +36,9 @@ function streamJsonAgent(tool: string): string {
 async function runAttempt(w: World, script: string): Promise<JobReport> {
   const file = path.join(w.dir, "agent.sh");
   (await import("node:fs")).writeFileSync(file, `#!/bin/sh\n${script}\n`, { mode: 0o755 });
-  return runJob(w, stagesAgent(file), { config: testConfig({ heartbeat_interval_seconds: 1, stale_threshold_seconds: 10 }) });
+  // Model tiers without models of the command adapter's: each stage's tier is in the report.
+  const models = modelPlan("command", {});
+  return runJob(w, stagesAgent(file, { models }), { config: testConfig({ heartbeat_interval_seconds: 1, stale_threshold_seconds: 10 }) });
 }
 
 describe("observability files of an attempt", () => {
@@ -70,7 +73,15 @@ describe("observability files of an attempt", () => {
     const md = w.show(w.branch, `${dir}/execution-report.md`) ?? "";
     expect(md).toContain("# Execution report — `t1` attempt 1");
     expect(md).toContain("| Outcome | exit 0: success |");
-    for (const stage of stages) expect(md).toMatch(new RegExp(`\\| ${stage} \\| success \\| 0 \\| 1 \\| \\d+\\.\\d s \\|`));
+    const tiers = { implement: "high", verify: "low", walkthrough: "medium" };
+    for (const stage of stages)
+      expect(md).toMatch(new RegExp(`\\| ${stage} \\| success \\| 0 \\| 1 \\| ${tiers[stage as keyof typeof tiers]} \\| \\d+\\.\\d s \\|`));
+    // The walkthrough says which model each stage ran on (here: the tiers, the CLI choosing the model).
+    expect(report.result.walkthrough?.models).toEqual([
+      { stage: "implement", role: "implementer", tier: "high" },
+      { stage: "verify", role: "verifier", tier: "low" },
+      { stage: "walkthrough", role: "analyst", tier: "medium" },
+    ]);
     // Three sessions at $0.0125 each, as the adapter reported them.
     expect(md).toContain("| Spend (the adapter's figure) | $0.0375 |");
     expect(md).toContain("| Turns | 6 |");
@@ -92,6 +103,36 @@ describe("observability files of an attempt", () => {
     expect(md).not.toMatch(/@octocat/);
     expect(md).toContain("X\\|");
     for (const line of md.split("\n").filter((l) => l.includes("tool_use"))) expect(line.split(/(?<!\\)\|/).length).toBe(7);
+  });
+
+  it("shows the model and tier each stage ran on", () => {
+    const md = renderExecutionReport(
+      {
+        runId: "r1",
+        taskId: "t1",
+        attempt: 1,
+        agentType: "1",
+        agent: "claude",
+        traceId: "0123456789abcdef",
+        exitCode: 0,
+        t0: 0,
+        tAgent: 0,
+        tAgentEnd: 1_000,
+        tNow: 1_000,
+        spend: {},
+        live: [],
+      },
+      [
+        { name: "implement", status: "success", exit_code: 0, attempts: 1, model: "opus", tier: "high", duration_ms: 500 },
+        { name: "verify", status: "success", exit_code: 0, attempts: 2, model: "my|model", duration_ms: 400 },
+        { name: "walkthrough", status: "success", exit_code: 0, attempts: 1, tier: "medium", duration_ms: 100 },
+      ],
+      [],
+    );
+    expect(md).toContain("| Stage | Status | Exit | Attempts | Model | Time | Error |");
+    expect(md).toContain("| implement | success | 0 | 1 | opus (high) | 0.5 s |  |");
+    expect(md).toContain("| verify | success | 0 | 2 | my\\|model | 0.4 s |  |");
+    expect(md).toContain("| walkthrough | success | 0 | 1 | medium | 0.1 s |  |");
   });
 
   it("names why the runner stopped the agent, and says when no spend was reported", () => {

@@ -26,6 +26,29 @@ const fm: WalkthroughFrontmatter = {
 };
 const url = "https://github.example/acme/demo/blob/abc/.forge/runs/r1/t1/1/walkthrough.md";
 
+describe("the models of a walkthrough in the PR body", () => {
+  it("lists each stage's model and tier, and a tier the CLI chose the model for", () => {
+    const body = renderPrBody({
+      title: "forge(t1): Routes",
+      frontmatter: {
+        ...fm,
+        models: [
+          { stage: "implement", role: "implementer", tier: "high", model: "opus" },
+          { stage: "verify", role: "verifier", model: "claude-haiku-4-5" },
+          { stage: "walkthrough", role: "analyst", tier: "medium" },
+        ],
+      },
+      body: "## Summary\n\nDone.",
+      walkthroughUrl: url,
+      baseBranch: "forge/r1/_integration",
+      exitCode: 0,
+    });
+    expect(body).toContain(
+      "| Models | implement: opus (high) · verify: claude-haiku-4-5 · walkthrough: medium (the CLI's default model) |",
+    );
+  });
+});
+
 describe("the walkthrough as a PR body", () => {
   it("renders the frontmatter as tables, tests as a table, risks and follow-ups as lists", () => {
     const body = renderPrBody({
