@@ -279,7 +279,8 @@ function retryReason(c: StageContext, r: SpawnResult, partial: boolean): RetryRe
  * A stage's session, tried once more (the orchestrator's rules, docs/runner.md#stage-rules)
  * when it failed (exit 1, or a success `check` finds a problem with), ran out of its own time
  * (killed), or ended partial (12, unless `partial: false`), with the reason in its prompt — never
- * after a rate limit, which already waited what it could. One retry per stage whatever the reason.
+ * after a rate limit, which already waited what it could. One retry per stage whatever the reason,
+ * unless the stage's `retry` in .forge/stages.yml says how many.
  * After a partial first try what succeeded stays: the stage is partial unless the retry finished it
  * (0) or ended it for a reason of its own (2, 3, 10, 11, 20, or the deadline).
  */

@@ -180,7 +180,9 @@ export const forgeConfigSchema = z
           .partialRecord(
             z.enum(ADAPTERS),
             z
-              .object(Object.fromEntries(TIER_NAMES.map((t) => [t, z.string().regex(MODEL_ID, "not a model id").optional()])) as Record<TierName, z.ZodOptional<z.ZodString>>)
+              .object(Object.fromEntries(
+                  TIER_NAMES.map((t) => [t, z.string().regex(MODEL_ID, "not a model id").optional().describe(`The model of the ${t} tier.`)]),
+                ) as Record<TierName, z.ZodOptional<z.ZodString>>)
               .strict(),
           )
           .optional()
