@@ -20,7 +20,7 @@ import { createOctokitGitHub, type JobGitHub } from "./github.js";
 import { actionInputSchema, describeIssues, ENV_NAMES, INPUT_NAMES, jobEnvSchema, type ActionInput, type JobEnv } from "./inputs.js";
 import { main, type JobReport } from "./main.js";
 import { createStagesRunner } from "./stages-runner.js";
-import { modelPlan } from "../../src/core/tiers.js";
+import { modelPlan, onAnthropicApi } from "../../src/core/tiers.js";
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -197,6 +197,10 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
       core.warning(
         "anthropic-api-key is empty and ANTHROPIC_API_KEY is not set: Claude Code will not be able to call the model. Pass `anthropic-api-key: ${{ secrets.ANTHROPIC_API_KEY }}`.",
       );
+    if (config.agent.long_context && adapter === "claude" && !onAnthropicApi(env))
+      core.warning(
+        "agent.long_context is on, but Claude Code does not talk to Anthropic's API here (ANTHROPIC_BASE_URL, Vertex or Bedrock): the 1M-token context stays off.",
+      );
     if (adapter === "codex" && !input.openaiApiKey && !env.OPENAI_API_KEY)
       core.warning("openai-api-key is empty and OPENAI_API_KEY is not set: Codex will not be able to call the model.");
     // The agent gets nothing of the job's credentials: the model through the runner's proxy, and
@@ -218,7 +222,7 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
         adapter,
         ...(model ? { model } : {}),
         // Each session's model by its role and tier; the action's `model` input stands for agent.model.
-        models: modelPlan(adapter, { ...config.agent, ...(model ? { model } : {}) }),
+        models: modelPlan(adapter, { ...config.agent, ...(model ? { model } : {}) }, { anthropicApi: onAnthropicApi(env) }),
         ...(command ? { command } : {}),
         maxTurns: config.agent.max_turns,
         maxDepth: config.agent.max_depth,

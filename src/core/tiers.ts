@@ -104,16 +104,37 @@ export interface ModelPlan {
   roles: Record<ModelRole, { spec: string; source: ModelChoice["source"] }>;
   /** The adapter's tiers as models. */
   tiers: Partial<Record<TierName, string>>;
+  /** Claude Code on Anthropic's API with `agent.long_context`: its models' 1M-token variant (`[1m]`). */
+  longContext?: boolean;
 }
 
 export interface ModelConfig {
   model?: string | undefined;
   models?: Partial<Record<ModelRole, string>> | undefined;
   tiers?: Partial<Record<string, Partial<Record<TierName, string>>>> | undefined;
+  long_context?: boolean | undefined;
 }
 
-/** The plan of an adapter's models from the config's `agent` section. */
-export function modelPlan(adapter: string, agent: ModelConfig): ModelPlan {
+/**
+ * Whether the job's environment sends Claude Code to Anthropic's own API: not to another base URL
+ * (an alternative provider or gateway), Vertex or Bedrock, which do not take the 1M-context beta.
+ */
+export function onAnthropicApi(env: Readonly<Record<string, string | undefined>>): boolean {
+  const base = env.ANTHROPIC_BASE_URL;
+  if (base && !/^https:\/\/api\.anthropic\.com(\/|$)/.test(base)) return false;
+  return env.CLAUDE_CODE_USE_VERTEX !== "1" && env.CLAUDE_CODE_USE_BEDROCK !== "1";
+}
+
+/** The 1M-token variant of a Claude model (Claude Code sends the `context-1m` beta for it); Haiku has none. */
+export function longContextModel(model: string): string {
+  return model.endsWith("[1m]") || /haiku/i.test(model) ? model : `${model}[1m]`;
+}
+
+/**
+ * The plan of an adapter's models from the config's `agent` section. `anthropicApi`: the job talks
+ * to Anthropic's own API (`onAnthropicApi`); `long_context` applies only then, and only to Claude Code.
+ */
+export function modelPlan(adapter: string, agent: ModelConfig, opts: { anthropicApi?: boolean } = {}): ModelPlan {
   const roles = {} as ModelPlan["roles"];
   for (const role of MODEL_ROLES) {
     const own = agent.models?.[role];
@@ -124,17 +145,24 @@ export function modelPlan(adapter: string, agent: ModelConfig): ModelPlan {
           ? { spec: agent.model, source: "agent.model" }
           : { spec: DEFAULT_ROLE_TIERS[role], source: "default" };
   }
-  return { adapter, roles, tiers: { ...DEFAULT_TIER_MODELS[adapter], ...agent.tiers?.[adapter] } };
+  const longContext = agent.long_context === true && adapter === "claude" && opts.anthropicApi !== false;
+  return { adapter, roles, tiers: { ...DEFAULT_TIER_MODELS[adapter], ...agent.tiers?.[adapter] }, ...(longContext ? { longContext } : {}) };
 }
 
 /** `spec` as a choice: a tier becomes the adapter's model for it (none when the adapter has no table). */
-export function specChoice(plan: Pick<ModelPlan, "tiers">, spec: string, role: ModelRole, source: ModelChoice["source"]): ModelChoice {
+export function specChoice(
+  plan: Pick<ModelPlan, "tiers" | "longContext">,
+  spec: string,
+  role: ModelRole,
+  source: ModelChoice["source"],
+): ModelChoice {
+  const long = (m: string) => (plan.longContext ? longContextModel(m) : m);
   const tier = tierOf(spec);
   if (tier !== undefined && isTierName(tier)) {
     const model = plan.tiers[tier];
-    return { ...(model !== undefined ? { model } : {}), tier, role, source };
+    return { ...(model !== undefined ? { model: long(model) } : {}), tier, role, source };
   }
-  return { model: spec, role, source };
+  return { model: long(spec), role, source };
 }
 
 /**

@@ -7,7 +7,7 @@ import { EXIT_CODES } from "../../../src/core/exit-codes.js";
 import type { AgentRunOutcome, AgentRunRequest } from "../agent-runner.js";
 import { STAGE_NAMES, type StageName } from "../../../src/core/stages.js";
 import { writeCheckpoint } from "./checkpoint.js";
-import { carriedSessionFile } from "./carried-session.js";
+import { carriedNotes, carriedSessionFile } from "./carried-session.js";
 import { attemptDir } from "../../../src/core/layout.js";
 import { exitCodeOfStop, supervise, type Supervised } from "../supervisor.js";
 import { LIVE_KINDS } from "../live-report.js";
@@ -61,6 +61,10 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
   const r = a.input.context.resume;
   const carried = r?.session
     ? await carriedSessionFile(a.input.workspace, attemptDir(a.ids.runId, a.ids.taskId, r.fromAttempt), r.session)
+    : undefined;
+  // …and the progress notes that attempt's stages left in its record.
+  const notes = r
+    ? await carriedNotes(a.input.workspace, attemptDir(a.ids.runId, a.ids.taskId, r.fromAttempt), (m) => void a.warnings.push(m))
     : undefined;
   /** Stops the agent once its spend crossed the attempt's cap (checked on every event that may carry spend and every beat). */
   const checkBudget = (stop: (reason: "budget", detail: string) => void) => {
@@ -121,7 +125,7 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
             ctl.onProgress({ summary: `pushed the work after stage ${stage}`, kind: "tool_result" });
             live.write({ layer: "job", stage, status: "push", detail: `pushed the work after stage ${stage}` });
           },
-          ...resumeRequest(a, carried),
+          ...resumeRequest(a, carried, notes),
         })
         .catch((err: unknown): AgentRunOutcome => ({
           exitCode: EXIT_CODES.FAILURE,
@@ -181,7 +185,11 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
  * A resumed attempt (docs/executor.md#resuming), as the App dispatched it: the stage to start at, the
  * depth its checkpoint had used, and the agent session to continue — only one of this job's adapter.
  */
-function resumeRequest(a: TaskAttempt, carried: string | undefined): { resume?: NonNullable<AgentRunRequest["resume"]> } {
+function resumeRequest(
+  a: TaskAttempt,
+  carried: string | undefined,
+  notes: string | undefined,
+): { resume?: NonNullable<AgentRunRequest["resume"]> } {
   const r = a.input.context.resume;
   if (!r) return {};
   const stage = r.stage !== undefined && (STAGE_NAMES as readonly string[]).includes(r.stage) ? (r.stage as StageName) : undefined;
@@ -195,6 +203,7 @@ function resumeRequest(a: TaskAttempt, carried: string | undefined): { resume?: 
       ...(stage ? { stage } : {}),
       ...(session ? { session } : {}),
       ...(r.depthUsed !== undefined ? { depthUsed: r.depthUsed } : {}),
+      ...(notes !== undefined ? { notes } : {}),
     },
   };
 }

@@ -7,6 +7,8 @@
 import { lstat, readdir } from "node:fs/promises";
 import path from "node:path";
 import { AGENT_SESSION_DIR } from "../../../src/agent/agent-sessions.js";
+import { readAgentText } from "../../../src/agent/agent-files.js";
+import { NOTES_FILE } from "../../../src/agent/stages/prompt.js";
 
 /** The carried conversation of `session` under `recordRel` in `workspace`: the newest stage's, or none. */
 export async function carriedSessionFile(
@@ -25,6 +27,22 @@ export async function carriedSessionFile(
     if (hit) return path.join(folder, hit.name);
   }
   return undefined;
+}
+
+/** How much of an earlier attempt's progress notes a resumed attempt inherits: the last 64 KiB. */
+export const MAX_CARRIED_NOTES_CHARS = 64 * 1024;
+
+/**
+ * The progress notes of the attempt a resumed one continues (docs/runner.md#progress-notes): its
+ * record's `agent/progress-notes.md`, masked when the record was written, read without following a
+ * link; the end of it when long. None when absent or refused.
+ */
+export async function carriedNotes(workspace: string, recordRel: string, warn?: (m: string) => void): Promise<string | undefined> {
+  const dir = path.join(workspace, recordRel, "agent");
+  if (!(await isRealDir(dir))) return undefined;
+  const text = await readAgentText(workspace, path.join(dir, NOTES_FILE), warn, { maxBytes: 4 * MAX_CARRIED_NOTES_CHARS });
+  if (text === undefined || text.trim() === "") return undefined;
+  return text.length > MAX_CARRIED_NOTES_CHARS ? `[… the start cut …]\n${text.slice(-MAX_CARRIED_NOTES_CHARS)}` : text;
 }
 
 async function isRealDir(dir: string): Promise<boolean> {

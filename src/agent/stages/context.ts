@@ -14,6 +14,7 @@ import { abortsTheStage, EXIT_CODES, succeeded, type ExitCode } from "../../core
 import type { AgentKind, ReportPaths, SpawnResult } from "../types.js";
 import { parseAgentWalkthrough } from "../walkthrough.js";
 import { REPORT_INVALID, withValidReport } from "./reports.js";
+import { COMPACTION_TEXT, NOTES_FILE } from "./prompt.js";
 import type { StageName, StageSettings, StagedAgentType, StagesOf } from "./config.js";
 import { chooseModel, MODELS_ENV, modelsEnvValue, type ModelChoice } from "../../core/tiers.js";
 import type { RunStagesOptions, StagesResultExtras, TaskContext } from "./types.js";
@@ -26,6 +27,8 @@ export interface StageContext {
   readonly workdir: string;
   /** Absolute: every session's folder, the manifest and the stage artifacts go below it. */
   readonly sessionDir: string;
+  /** The progress notes the stages share (`FORGE_NOTES_FILE`), beside the walkthrough. */
+  readonly notesFile: string;
   /** The parent environment with this attempt's trace id: one trace for every stage and sub-agent. */
   readonly env: NodeJS.ProcessEnv;
   readonly traceId: string;
@@ -82,7 +85,10 @@ export async function openStageContext(options: RunStagesOptions): Promise<Stage
   const restored = options.resume?.depthUsed;
   const depthEnv = restored !== undefined && restored > (Number.isInteger(depth) ? depth : 0) ? { [ENV.depth]: String(restored) } : {};
   await writeFile(path.join(sessionDir, ".trace"), `${traceId}\n`, "utf8");
+  const notesFile = path.join(sessionDir, NOTES_FILE);
+  await startNotes(notesFile, options);
   return {
+    notesFile,
     options,
     type: options.agentType,
     task: options.taskContext,
@@ -103,6 +109,20 @@ export async function openStageContext(options: RunStagesOptions): Promise<Stage
   };
 }
 
+/**
+ * The progress notes at the start of a sequence: the ones of the attempt a resumed one continues
+ * (carried in its record, masked), under a heading saying so, or an empty file with a title.
+ */
+async function startNotes(file: string, options: RunStagesOptions): Promise<void> {
+  const { taskId, attempt } = options.taskContext;
+  const inherited = options.resume?.notes?.trim();
+  const head = `# Progress notes — task ${taskId}, attempt ${attempt}\n`;
+  const text = inherited
+    ? `${head}\n## Inherited from attempt ${options.resume!.fromAttempt}\n\n${inherited.replace(/^# Progress notes.*\n/, "")}\n`
+    : head;
+  await writeFile(file, text, "utf8");
+}
+
 /** A system progress event; observers never break the run. */
 export function progress(c: StageContext, summary: string): void {
   try {
@@ -116,6 +136,8 @@ async function systemPrompt(c: StageContext, kind: AgentKind): Promise<string> {
   let text = c.prompts.get(kind);
   if (text === undefined) {
     text = (await loadSystemPrompt(kind, { repoDir: c.workdir, ...c.options.promptOptions })).text;
+    // Claude Code compacts a long session by itself: its summary is told what to keep.
+    if (c.options.spawn.adapter === "claude") text = `${text.trimEnd()}\n\n${COMPACTION_TEXT}\n`;
     c.prompts.set(kind, text);
   }
   return text;
@@ -197,6 +219,7 @@ async function sessionOnce(c: StageContext, stage: string, kind: AgentKind, prom
       FORGE_RUN_ID: task.runId,
       FORGE_TASK_ID: task.taskId,
       FORGE_ATTEMPT: String(task.attempt),
+      FORGE_NOTES_FILE: c.notesFile,
       ...(options.models ? { [MODELS_ENV]: modelsEnvValue(options.models) } : {}),
       ...options.spawn.extraEnv,
     },

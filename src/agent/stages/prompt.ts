@@ -7,12 +7,13 @@ import type { TaskContext } from "./types.js";
 
 /** The instruction of each stage that is one session; the others build their prompts themselves. */
 const STAGE_TEXT: Record<StageName, string> = {
-  single: "Do the whole task: implement it, verify it against every acceptance criterion, then write the walkthrough.",
+  single:
+    "Do the whole task: implement it, verify it against every acceptance criterion, then write the walkthrough (its Approach and Issues Encountered from your progress notes).",
   implement: "Implement the task. Do not write the walkthrough yet; a later stage does.",
   verify:
     "Verify the work in the checkout against every acceptance criterion: run the test command, type checks and linters; fix what fails. Do not write the walkthrough yet.",
   walkthrough:
-    "The work is done. Review it (`git status`, `git diff`), run the tests once more, and write the walkthrough. Change code only to fix something you find broken.",
+    "The work is done. Review it (`git status`, `git diff`), run the tests once more, and write the walkthrough: its Approach and Issues Encountered from the progress notes (what the stages decided and ran into), not from the diff alone. Change code only to fix something you find broken.",
   plan: "Plan the task: write one file per subtask in the subtask folder below (format in your instructions). Do not implement anything yet.",
   work: "",
   merge: "",
@@ -23,10 +24,34 @@ const STAGE_TEXT: Record<StageName, string> = {
   validate: "",
 };
 
-/** The prompt of `stage` with its standard instruction. */
+/** The file the stages of an attempt share, beside the walkthrough (docs/runner.md#progress-notes). */
+export const NOTES_FILE = "progress-notes.md";
+
+/** The prompt of `stage` with its standard instruction, and the progress notes. */
 export function basePrompt(c: StageContext, stage: StageName): string {
-  return stagePrompt(c.task, stage, c.reports, STAGE_TEXT[stage], c.workdir);
+  return `${stagePrompt(c.task, stage, c.reports, STAGE_TEXT[stage], c.workdir)}\n\n${notesSection(c.notesFile, stage)}`;
 }
+
+/** How a session uses the progress notes: read first, append its own section before it ends. */
+export function notesSection(file: string, stage: string): string {
+  return [
+    "## Progress notes",
+    "",
+    `${file} holds the notes of this attempt's earlier stages (and of the attempt this one continues, when it does). Read it first.`,
+    `Before you end, append a section \`## ${stage}\` to it: what you did and why (your approach), what went wrong or surprised you and how you dealt with it (issues), and what is left. Keep it short; never write secrets into it.`,
+  ].join("\n");
+}
+
+/**
+ * What Claude Code's summary keeps when it compacts a long session (its system prompt, which the
+ * summarizer reads), as the agent-invocation document's pre-compaction instructions have it.
+ */
+export const COMPACTION_TEXT = [
+  "## When the conversation is compacted",
+  "",
+  "If this conversation is summarized to free context, the summary must preserve: the task id, the stage and what is left of it; the files changed and why; the last test, type-check and lint results (pass or fail, with the key errors); the git operations done; decisions and their reasons; the progress notes file's path.",
+  "It may discard: long command output (installs, full passing test or lint runs), long grep or find results, file contents read more than once, and base64 or binary data.",
+].join("\n");
 
 /** The WHAT of a stage: the stage's instruction, where the reports go, and the task's context. */
 export function stagePrompt(ctx: TaskContext, stage: string, reports: ReportPaths, instruction: string, workdir?: string): string {

@@ -111,6 +111,8 @@ export interface RunStagesOptions {
     /** The session to continue, and its conversation carried from the earlier job (src/agent/agent-sessions.ts) when there is one. */
     session?: { id: string; stage: StageName; file?: { path: string; root: string } };
     depthUsed?: number;
+    /** The progress notes of the attempt it continues (its record's, masked): the new notes start with them. */
+    notes?: string;
   };
 }
 

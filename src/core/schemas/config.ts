@@ -187,6 +187,12 @@ export const forgeConfigSchema = z
           )
           .optional()
           .describe("The model of each tier, per adapter, over Forge's defaults (claude: haiku, sonnet, opus; codex: gpt-5.5 at low, medium and high reasoning effort)."),
+        long_context: z
+          .boolean()
+          .default(false)
+          .describe(
+            "Claude Code on Anthropic's API: run its models in their 1M-token context variant (the `context-1m` beta; Haiku has none). Off for other providers (another ANTHROPIC_BASE_URL, Vertex, Bedrock) and other adapters.",
+          ),
         command: z.string().optional().describe("For adapter `command`: the executable to run (environment in, exit code and files out)."),
         max_turns: z.number().int().positive().default(100).describe("Turn limit passed to the agent CLI."),
         max_depth: z.number().int().min(1).max(10).default(3).describe("Spawn depth budget: how deep agent sessions may nest, the task agent's own session counting as 1, so 3 leaves two levels of sub-agents (see docs/runner.md#depth-budget)."),
