@@ -160,6 +160,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/agent/stages-reports.test.ts",
     "test/agent/stages-retries.test.ts",
     "test/agent/stages-tiers.test.ts",
+    "test/agent/stages-notes.test.ts",
     "test/agent/tiers-real.test.ts",
     "test/agent/squash.test.ts",
     "test/agent/sub-worktree.test.ts",

@@ -109,4 +109,27 @@ describe("model tiers with the real CLIs", () => {
       ["verify", "gpt-5.4-mini", "low"],
     ]);
   }, 120_000);
+
+  it("Claude Code: the long-context switch sends the context-1m beta, and the system prompt says what a compaction keeps", async () => {
+    claude = await startModelServer({ script: Array(4).fill({ text: "Done." }) });
+    const home = mkdtempSync(path.join(tmpdir(), "forge-tiers-home-"));
+    const out = await runStages({
+      agentType: "1",
+      taskContext,
+      workdir: repo,
+      sessionDir: path.join(tempDir("forge-tiers-session-"), "session"),
+      stages: ["implement", "verify"],
+      models: modelPlan("claude", { long_context: true }, { anthropicApi: true }),
+      spawn: { adapter: "claude", binary: claudeBinary(), env: offlineClaudeEnv(claude.url, home), maxTurns: 3, forgeCli: false },
+    });
+    expect(out.exitCode, out.error).toBe(0);
+    const main = claude.turns().filter((t) => t.kind === "main");
+    expect(main.map((t) => [t.body?.model, String(t.headers["anthropic-beta"] ?? "").includes("context-1m")])).toEqual([
+      [expect.stringMatching(/opus/), true],
+      // Haiku has no 1M variant: verify runs without the beta.
+      [expect.stringMatching(/haiku/), false],
+    ]);
+    for (const t of main) expect(JSON.stringify(t.body?.system)).toContain("When the conversation is compacted");
+    expect(out.models?.map((m) => m.model)).toEqual(["opus[1m]", "haiku"]);
+  }, 120_000);
 });

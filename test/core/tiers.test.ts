@@ -1,7 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { forgeConfigSchema } from "../../src/core/schemas/config.js";
 import { taskFrontmatterSchema } from "../../src/core/schemas/task.js";
-import { chooseModel, modelFromEnv, modelPlan, modelRoleOf, modelsEnvValue, modelSpecProblem, specChoice } from "../../src/core/tiers.js";
+import {
+  chooseModel,
+  modelFromEnv,
+  modelPlan,
+  modelRoleOf,
+  modelsEnvValue,
+  modelSpecProblem,
+  onAnthropicApi,
+  specChoice,
+} from "../../src/core/tiers.js";
 
 describe("model roles", () => {
   it("gives implementation stages the implementer, plan and walkthrough the analyst, verify the verifier", () => {
@@ -111,5 +120,36 @@ describe("FORGE_MODELS", () => {
     expect(modelFromEnv(undefined, "1")).toBeUndefined();
     expect(modelFromEnv("{not json", "1")).toBeUndefined();
     expect(modelFromEnv(JSON.stringify({ implementer: { model: "--evil" } }), "1")).toBeUndefined();
+  });
+});
+
+describe("the long-context switch", () => {
+  it("asks Claude Code for the 1M variant of every model but Haiku's, on Anthropic's API only", () => {
+    const plan = modelPlan("claude", { long_context: true, models: { analyst: "claude-sonnet-4-5" } }, { anthropicApi: true });
+    expect(chooseModel(plan, "1", "implement").model).toBe("opus[1m]");
+    expect(chooseModel(plan, "1", "walkthrough").model).toBe("claude-sonnet-4-5[1m]");
+    expect(chooseModel(plan, "1", "verify").model).toBe("haiku");
+    expect(chooseModel(plan, "1", "implement", { stageSpec: "sonnet[1m]" }).model).toBe("sonnet[1m]");
+    expect(modelFromEnv(modelsEnvValue(plan), "2")).toEqual({ model: "opus[1m]", tier: "high" });
+  });
+
+  it("is off by default, for another provider and for other adapters", () => {
+    expect(chooseModel(modelPlan("claude", {}), "1", "implement").model).toBe("opus");
+    expect(chooseModel(modelPlan("claude", { long_context: true }, { anthropicApi: false }), "1", "implement").model).toBe("opus");
+    expect(chooseModel(modelPlan("codex", { long_context: true }, { anthropicApi: true }), "1", "implement").model).toBe("gpt-5.5");
+  });
+
+  it("tells Anthropic's API from another base URL, Vertex and Bedrock", () => {
+    expect(onAnthropicApi({})).toBe(true);
+    expect(onAnthropicApi({ ANTHROPIC_BASE_URL: "https://api.anthropic.com" })).toBe(true);
+    expect(onAnthropicApi({ ANTHROPIC_BASE_URL: "https://api.anthropic.com.evil.example" })).toBe(false);
+    expect(onAnthropicApi({ ANTHROPIC_BASE_URL: "https://openrouter.ai/api" })).toBe(false);
+    expect(onAnthropicApi({ CLAUDE_CODE_USE_VERTEX: "1" })).toBe(false);
+    expect(onAnthropicApi({ CLAUDE_CODE_USE_BEDROCK: "1" })).toBe(false);
+  });
+
+  it("is a config switch, off unless set", () => {
+    expect(forgeConfigSchema.parse({}).agent.long_context).toBe(false);
+    expect(forgeConfigSchema.parse({ agent: { long_context: true } }).agent.long_context).toBe(true);
   });
 });

@@ -118,7 +118,7 @@ async function startNotes(file: string, options: RunStagesOptions): Promise<void
   const inherited = options.resume?.notes?.trim();
   const head = `# Progress notes — task ${taskId}, attempt ${attempt}\n`;
   const text = inherited
-    ? `${head}\n## Inherited from attempt ${options.resume!.fromAttempt}\n\n${inherited.replace(/^# Progress notes.*\n/, "")}\n`
+    ? `${head}\n## Inherited from attempt ${options.resume!.fromAttempt}\n\n${inherited.replace(/^# Progress notes[^\n]*\n+/, "")}\n`
     : head;
   await writeFile(file, text, "utf8");
 }
