@@ -32,7 +32,7 @@ function agentScript(w: World, log: string): string {
     `echo "$FORGE_ATTEMPT $FORGE_SPAWN_NAME resume=\${FORGE_RESUME_SESSION:-none}" >> ${log}`,
     `echo '{"type":"system","subtype":"init","session_id":"${SESSION}"}'`,
     'case "$FORGE_ATTEMPT:$FORGE_SPAWN_NAME" in',
-    "  1:implement) mkdir -p src && echo one > src/one.txt ;;",
+    `  1:implement) mkdir -p src && echo one > src/one.txt && printf '\\n## implement\\n\\nWrote one.txt first.\\n' >> "$FORGE_NOTES_FILE" ;;`,
     "  1:verify) exit 21 ;;",
     "  2:verify) mkdir -p src && echo two > src/two.txt ;;",
     `  *:walkthrough) cat > "$FORGE_WALKTHROUGH_PATH" <<'WT'\n${walkthrough}WT\n ;;`,
@@ -155,7 +155,15 @@ describe("checkpoints and a resumed attempt", () => {
     );
     expect(walkthrough).toContain("It started at stage `verify`; `implement` was done by attempt 1 and not run again.");
     expect(walkthrough).toContain(`The agent's the agent command session \`${SESSION}\` was resumed.`);
+    // Attempt 2's progress notes start with attempt 1's, carried in its record (docs/runner.md#progress-notes).
+    expect(w.show(record1, `${dir}/agent/progress-notes.md`)).toBe(
+      "# Progress notes — task t1, attempt 1\n\n## implement\n\nWrote one.txt first.\n",
+    );
+    expect(w.show(second.headSha, `${attemptDir(RUN, "t1", 2)}/agent/progress-notes.md`)).toBe(
+      "# Progress notes — task t1, attempt 2\n\n## Inherited from attempt 1\n\n## implement\n\nWrote one.txt first.\n",
+    );
     // Attempt 2 checkpointed each stage it ran, and its end.
     expect(readdirSync(path.join(temp2, "forge-session-t1-2", "checkpoints"))).toHaveLength(3);
-  });
+    // Two whole jobs: about 25 s on a quiet machine, past the default 30 s when the cores are shared.
+  }, 90_000);
 });
