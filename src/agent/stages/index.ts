@@ -15,7 +15,7 @@
  * sequence.ts (the loop and the manifest), one module per agent type with its steps (type-1-2.ts,
  * type-3.ts with subtasks.ts, refinery.ts with sentinel.ts, captain.ts), prompt.ts, change-request.ts.
  */
-import { defaultStages, isStageOf, loadStageConfig, type StageName, type StagedAgentType } from "./config.js";
+import { defaultStages, isStageOf, loadStageConfig, SENTINEL_TYPES, type StageName, type StagedAgentType } from "./config.js";
 import { openStageContext } from "./context.js";
 import { CAPTAIN_STEPS } from "./captain.js";
 import { REFINERY_STEPS } from "./refinery.js";
@@ -34,6 +34,8 @@ export {
   stageConfigSchema,
 } from "./config.js";
 export type { StageConfig, StageName, StagedAgentType } from "./config.js";
+export type { SentinelVerdict } from "./types.js";
+export { DEFAULT_TASK_SENTINEL_CYCLES, SENTINEL_ROLE } from "./task-sentinel.js";
 export type { RunStagesOptions, StageManifest, StageProgress, StageRecord, StageSpawnOptions, StagesResult, TaskContext } from "./types.js";
 export type { VerificationResults } from "./sentinel.js";
 export { readSubtasks, subtaskDir, type Subtask } from "./subtasks.js";
@@ -43,9 +45,22 @@ const STEPS: StepTables = { "1": TYPE_1_STEPS, "2": TYPE_2_STEPS, "3": TYPE_3_ST
 
 export async function runStages(options: RunStagesOptions): Promise<StagesResult> {
   const c = await openStageContext(options);
-  const { names, configError } = await stageSequence(options.agentType, options.workdir, options.stages);
+  const sequence = await stageSequence(options.agentType, options.workdir, options.stages);
+  const { configError } = sequence;
+  const names = withSentinel(options, sequence.names);
   const run = await runSequence(c, STEPS, names);
   return finishStages(c, names, run, configError);
+}
+
+/**
+ * The task sentinel's place: after the task's own stages when it is on (types 1, 2 and 3), nowhere
+ * when it is off; the sequence as it is when the caller says nothing.
+ */
+function withSentinel(options: RunStagesOptions, names: readonly StageName[]): readonly StageName[] {
+  const s = options.sentinel;
+  if (!s) return names;
+  if (!s.enabled || !SENTINEL_TYPES.includes(options.agentType)) return names.filter((n) => n !== "sentinel");
+  return names.length === 0 || names.includes("sentinel") ? names : [...names, "sentinel"];
 }
 
 /**

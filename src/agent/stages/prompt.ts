@@ -21,6 +21,7 @@ const STAGE_TEXT: Record<StageName, string> = {
   write:
     "Write the plan or the overlay the goal below asks for, then validate it until it is valid. Also write the walkthrough describing it.",
   validate: "",
+  sentinel: "",
 };
 
 /** The prompt of `stage` with its standard instruction. */
