@@ -108,6 +108,7 @@ export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
           }),
         ...(req.onStageEnd ? { onStageEnd: (stage: string, _record, progress) => req.onStageEnd!(stage, progress) } : {}),
         ...(req.resume ? { resume: req.resume } : {}),
+        ...(req.sentinel ? { sentinel: req.sentinel } : {}),
         promptOptions: { repoDir: req.workdir, ...(options.builtinPromptDir ? { builtinDir: options.builtinPromptDir } : {}) },
       });
       return {
@@ -124,6 +125,7 @@ export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
         ...(r.costUsd !== undefined ? { costUsd: r.costUsd } : {}),
         ...(r.turns !== undefined ? { turns: r.turns } : {}),
         ...(r.progress ? { progress: r.progress } : {}),
+        ...(r.sentinel ? { sentinel: r.sentinel } : {}),
       };
     },
   };
