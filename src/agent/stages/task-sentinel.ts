@@ -87,6 +87,7 @@ async function check(c: StageContext, log: SentinelLog, cycle: number | "final")
     [
       `## Sentinel files`,
       ``,
+      `- Check: ${cycle}`,
       `- Write the audit report to: ${audit}`,
       `- Write the fix list to: ${fixList}`,
       `- The implementer's walkthrough: ${c.reports.walkthrough}${existsSync(c.reports.walkthrough) ? "" : " (not written)"}`,
