@@ -25,7 +25,7 @@ describe("sentinelSetting", () => {
     for (const [yaml, field] of [
       ["sentinel:\n  enabled: sometimes\n", "sentinel.enabled"],
       ["sentinel:\n  max_cycles: 9\n", "sentinel.max_cycles"],
-      ["sentinel:\n  cycles: 2\n", "sentinel"],
+      ["sentinel:\n  cycles: 2\n", "sentinel.cycles"],
     ] as const) {
       const read = parseConfigText(yaml);
       expect(read.ok, yaml).toBe(false);
