@@ -139,8 +139,8 @@ describe("progress pushes", () => {
       `  ;;`,
       // The sentinel fails the first check (the work says a - b), passes the second.
       `  sentinel-1) ${report_("Write the audit report to", "Grade: FAIL\\n- sum subtracts\\n")} ;;`,
-      `  sentinel-*) ${report_("Write the audit report to", "Grade: PASS\\n")} ;;`,
       `  sentinel-fix-1) echo 'a + b' > sum.txt ;;`,
+      `  sentinel-*) ${report_("Write the audit report to", "Grade: PASS\\n")} ;;`,
       `esac`,
     ].join("\n");
     const config = {

@@ -9,6 +9,7 @@
  * the next attempt starts from them.
  */
 import { existsSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { EXIT_CODES, needsOthers } from "../../core/exit-codes.js";
 import { readAgentText, writeInAgentFolder } from "../agent-files.js";
@@ -69,6 +70,7 @@ class SentinelLog extends SessionLog {
 /** One check: the test command (when the task has one), then the sentinel's audit. */
 async function check(c: StageContext, log: SentinelLog, cycle: number | "final"): Promise<TaskCheck | { stop: StageOutcome }> {
   const dir = path.join(sentinelDir(c), cycle === "final" ? "final" : `cycle-${cycle}`);
+  await mkdir(dir, { recursive: true });
   const tests = c.task.testCommand ? await runTestCommand(c, dir, c.task.testCommand) : undefined;
   if (tests) progress(c, `sentinel ${cycle}: test command ${tests.results.overall}`);
   const audit = path.join(dir, "audit-report.md");
