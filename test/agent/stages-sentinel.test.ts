@@ -1,7 +1,7 @@
 // The task sentinel with the fake command agent: after a task's own stages an agent of another role
 // checks the work against the acceptance criteria and the test command, the implementer fixes what it
 // finds, in a bounded loop; off, the stage is not there.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { refinementProblems } from "../../src/agent/refinement.js";
