@@ -1,5 +1,5 @@
 /**
- * The bounded fix loop that both sentinels share (seed 003 §8): each cycle checks the work; a
+ * The bounded fix loop that both sentinels share (docs/runner.md#sentinel-loop): each cycle checks the work; a
  * blocking verdict has the implementer fix it and the next cycle checks again. The loop ends on a
  * PASS or a WARN, after `maxCycles` fixes (the last fix judged by a final check), or earlier when two
  * consecutive cycles leave as many blocking items as before them: more of the same will not help.
