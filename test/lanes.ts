@@ -158,6 +158,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/agent/spend-real.test.ts",
     "test/agent/stages.test.ts",
     "test/agent/stages-refinery.test.ts",
+    "test/agent/stages-sentinel.test.ts",
     "test/agent/stages-reports.test.ts",
     "test/agent/stages-retries.test.ts",
     "test/agent/stages-tiers.test.ts",

@@ -9,7 +9,7 @@ import { createWriteStream } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import type { Masker } from "../../src/agent/secrets.js";
-import type { RunStagesOptions, StageModel, StageProgress, TaskContext } from "../../src/agent/stages/index.js";
+import type { RunStagesOptions, SentinelVerdict, StageModel, StageProgress, TaskContext } from "../../src/agent/stages/index.js";
 import { EXIT_CODES, isExitCode } from "../../src/core/exit-codes.js";
 import type { AgentType } from "../../src/core/schemas/common.js";
 
@@ -55,6 +55,8 @@ export interface AgentRunRequest {
   traceparent?: string;
   /** Where the agent may report its spend (`FORGE_SPEND_FILE`, docs/runner.md#budgets). */
   spendFile?: string;
+  /** The task sentinel after the task's own stages (docs/runner.md#the-task-sentinel): the config's, or the task's own. */
+  sentinel?: RunStagesOptions["sentinel"];
 }
 
 export interface AgentRunOutcome {
@@ -76,6 +78,8 @@ export interface AgentRunOutcome {
   turns?: number;
   /** Where the stage sequence stopped, for the attempt's last checkpoint (a runner without stages has none). */
   progress?: StageProgress;
+  /** The task sentinel's verdict, when it ran to one (result.json's `sentinel`). */
+  sentinel?: SentinelVerdict;
 }
 
 export interface AgentRunner {

@@ -113,6 +113,7 @@ export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
         ...(req.resume ? { resume: req.resume } : {}),
         ...(options.models ? { models: options.models } : {}),
         ...(req.taskModel !== undefined ? { taskModel: req.taskModel } : {}),
+        ...(req.sentinel ? { sentinel: req.sentinel } : {}),
         promptOptions: { repoDir: req.workdir, ...(options.builtinPromptDir ? { builtinDir: options.builtinPromptDir } : {}) },
       });
       return {
@@ -130,6 +131,7 @@ export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
         ...(r.costUsd !== undefined ? { costUsd: r.costUsd } : {}),
         ...(r.turns !== undefined ? { turns: r.turns } : {}),
         ...(r.progress ? { progress: r.progress } : {}),
+        ...(r.sentinel ? { sentinel: r.sentinel } : {}),
       };
     },
   };

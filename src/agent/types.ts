@@ -18,6 +18,7 @@ export const AGENT_KINDS = [
   "3",
   "refinery",
   "captain",
+  "sentinel",
   "sentinel-writer",
   "sentinel-executor",
   "sentinel-auditor",

@@ -21,14 +21,20 @@ export const STAGE_NAMES = [
   "fix",
   "write",
   "validate",
+  "sentinel",
 ] as const;
 export type StageName = (typeof STAGE_NAMES)[number];
 
-/** Stages each type may use. `single` is one session doing everything, walkthrough included. */
+/**
+ * Stages each type may use. `single` is one session doing everything, walkthrough included.
+ * `sentinel` is the independent check after a task's own stages (src/agent/stages/task-sentinel.ts):
+ * not in the defaults, the runner appends it when the task's sentinel is on (`sentinel` in
+ * `.github/forge.yml` and in the task's front matter), and removes it when it is off.
+ */
 export const STAGES_FOR = {
-  "1": ["single", "implement", "verify", "walkthrough"],
-  "2": ["single", "implement", "verify", "walkthrough"],
-  "3": ["single", "plan", "work", "implement", "verify", "walkthrough"],
+  "1": ["single", "implement", "verify", "walkthrough", "sentinel"],
+  "2": ["single", "implement", "verify", "walkthrough", "sentinel"],
+  "3": ["single", "plan", "work", "implement", "verify", "walkthrough", "sentinel"],
   refinery: ["single", "merge", "test", "fix", "verify", "walkthrough"],
   captain: ["single", "write", "validate", "walkthrough"],
 } as const satisfies Record<StagedAgentType, readonly StageName[]>;
@@ -39,6 +45,9 @@ export type StagesOf<T extends StagedAgentType> = (typeof STAGES_FOR)[T][number]
 export function isStageOf(type: StagedAgentType, stage: string): stage is StageName {
   return (STAGES_FOR[type] as readonly string[]).includes(stage);
 }
+
+/** The types whose tasks a sentinel checks after their own stages; the refinery has its own test and fix stages. */
+export const SENTINEL_TYPES: readonly StagedAgentType[] = ["1", "2", "3"];
 
 export const DEFAULT_STAGES: Record<StagedAgentType, readonly StageName[]> = {
   "1": ["implement", "verify", "walkthrough"],

@@ -23,7 +23,14 @@ import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { isFollowupId, parseCaptainId } from "../core/layout.js";
-import { behaviourFor, changeRequestDraft, parseScriptedTask, revisionOf, type ScriptedRevision } from "../fake-agents/scripted-agent.js";
+import {
+  behaviourFor,
+  changeRequestDraft,
+  parseScriptedTask,
+  revisionOf,
+  type ScriptedRevision,
+  type ScriptedSentinel,
+} from "../fake-agents/scripted-agent.js";
 import { claudeTools, type ScriptedToolCall, type ScriptedTurn, type TurnRequest } from "../fake-agents/model-server.js";
 import { checkoutReader, followupFiles, revisionWork, WIP_MARKER_CONTENT, wipMarker, type RevisedFile } from "./demo-agent.js";
 
@@ -153,6 +160,47 @@ function revisionPlan(text: string, r: ScriptedRevision, taskId: string, workdir
   return turns;
 }
 
+/**
+ * The task sentinel's session (stage `sentinel`): the audit report with the grade the task's
+ * `sentinel.grades` give this check (PASS when none), and a fix list on FAIL; the implementer's fix
+ * (stage `sentinel-fix`): Read then Write of `sentinel.fix_files`. As the scripted agent's sentinel.
+ */
+function sentinelPlan(text: string, section: string, workdir: string): ScriptedTurn[] {
+  let s: ScriptedSentinel;
+  try {
+    s = parseScriptedTask(section).directives.sentinel;
+  } catch {
+    s = parseScriptedTask("").directives.sentinel;
+  }
+  if (/Stage: \*\*sentinel-fix\*\*/.test(text)) {
+    const files = Object.entries(s.fix_files).map(([rel, content]) => [path.join(workdir, rel), content] as const);
+    const existing = files.filter(([abs]) => existsSync(abs));
+    return [
+      ...(existing.length
+        ? [{ text: "Reading what the sentinel found.", toolCalls: existing.map(([abs]) => ({ name: "Read", input: { file_path: abs } })) }]
+        : []),
+      ...(files.length ? [{ text: "Fixing it.", toolCalls: files.map(([abs, content]) => claudeTools.write(abs, content)) }] : []),
+      { text: "Fixed what the sentinel found.\nFORGE_EXIT=0" },
+    ];
+  }
+  const audit = /- Write the audit report to: (\S+)/.exec(text)?.[1];
+  const fixList = /- Write the fix list to: (\S+)/.exec(text)?.[1];
+  if (!audit) return [{ text: "I cannot find where to write the audit report.\nFORGE_EXIT=1" }];
+  const n = Number(/- Check: (\d+)/.exec(text)?.[1] ?? Number.MAX_SAFE_INTEGER);
+  const grade = s.grades.length ? s.grades[Math.min(n, s.grades.length) - 1]! : "PASS";
+  const writes = [
+    claudeTools.write(audit, `Grade: ${grade}\n\n${grade === "PASS" ? "Every acceptance criterion holds." : `- ${s.finding}`}\n`),
+  ];
+  if (grade === "FAIL" && fixList)
+    writes.push(
+      claudeTools.write(
+        fixList,
+        `${JSON.stringify({ fixes: [{ id: 1, severity: "blocking", file: Object.keys(s.fix_files)[0] ?? "", issue: s.finding, suggested_fix: "fix it" }] })}\n`,
+      ),
+    );
+  return [{ text: "Checking the work against the acceptance criteria.", toolCalls: writes }, { text: `Sentinel: ${grade}\nFORGE_EXIT=0` }];
+}
+
 function plan(text: string, captain?: CaptainAnswer): ScriptedTurn[] {
   const workdir = /- Repository checkout: (\S+)/.exec(text)?.[1];
   const wtPath = /- Walkthrough: (\S+)/.exec(text)?.[1];
@@ -166,6 +214,7 @@ function plan(text: string, captain?: CaptainAnswer): ScriptedTurn[] {
   const taskId = /`, task `([^`]+)`, attempt/.exec(text)?.[1] ?? "task";
   const crId = parseCaptainId(taskId);
   if (crId) return captainPlan(workdir, crId, section, captain);
+  if (/Stage: \*\*sentinel(-fix)?\*\*/.test(text)) return sentinelPlan(text, section, workdir);
   const revision = isFollowupId(taskId) ? undefined : revisionOf(text);
   if (revision) return revisionPlan(text, revision, taskId, workdir, wtPath);
   // A follow-up's task quotes its source task: write the source's followup_files, not its files again.

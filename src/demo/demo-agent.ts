@@ -28,9 +28,11 @@ import {
   main as scripted,
   parseScriptedTask,
   revisionOf,
+  runScriptedSentinel,
   writeReport,
   writeWalkthrough,
   type ScriptedRevision,
+  type ScriptedTask,
 } from "../fake-agents/scripted-agent.js";
 import { loadPlanStages } from "./plan-stages.js";
 
@@ -232,6 +234,15 @@ async function revise(
   return 0;
 }
 
+/** The task as the scripted sentinel reads its directives; a text that is no scripted task has none. */
+function sentinelTask(text: string | undefined): ScriptedTask {
+  try {
+    return parseScriptedTask(text ?? "");
+  } catch {
+    return parseScriptedTask("");
+  }
+}
+
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   // `--plan <dir>`: the demo's plan folder, whose overlays are the Captain's answers.
   const at = argv.indexOf("--plan");
@@ -251,6 +262,9 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   const followup = isFollowupId(id);
   // A revision's review or failing checks are in the stage prompt, not in the task file.
   const stagePrompt = env.FORGE_PROMPT ?? (env.FORGE_PROMPT_FILE ? await readFile(env.FORGE_PROMPT_FILE, "utf8").catch(() => "") : "");
+  // The task sentinel and the fix it asks for do what the task's `sentinel:` directives say, nothing else.
+  const sentinel = await runScriptedSentinel(sentinelTask(text), env.FORGE_AGENT_TYPE, env.FORGE_SPAWN_NAME, stagePrompt, process.cwd());
+  if (sentinel !== undefined) return sentinel;
   const revision = revisionOf(stagePrompt);
   if (revision && !followup) return revise(revision, stagePrompt, text, env, process.cwd());
   const marker = followup ? undefined : wipMarker(text);

@@ -7,7 +7,8 @@ import path from "node:path";
 import { promisify } from "node:util";
 import type { Octokit } from "@octokit/rest";
 import type { Journal } from "../core/journal.js";
-import { LABELS } from "../core/layout.js";
+import { LABELS, resultPath } from "../core/layout.js";
+import { agentResultSchema } from "../core/schemas/agent-result.js";
 import type { Sim } from "../local-github/server.js";
 import type { PlanStages } from "./plan-stages.js";
 import { DEMO_OWNER, DEMO_REPO, FULL } from "./project.js";
@@ -39,6 +40,36 @@ async function prOf(user: Octokit, branch: string | undefined): Promise<number |
   return data[0]?.number;
 }
 
+/**
+ * The task sentinel's verdict on a task's last attempt (result.json's `sentinel`, docs/formats.md#result-json),
+ * read from the attempt's record on its branch, else on the integration branch it was merged into.
+ */
+async function sentinelOf(
+  user: Octokit,
+  j: Journal,
+  taskId: string,
+  attempt: number,
+  branch: string | undefined,
+): Promise<DemoTask["sentinel"]> {
+  for (const ref of [branch, j.integrationBranch].filter((x): x is string => !!x)) {
+    try {
+      const { data } = await user.rest.repos.getContent({
+        owner: DEMO_OWNER,
+        repo: DEMO_REPO,
+        path: resultPath(j.runId, taskId, attempt),
+        ref,
+      });
+      if (Array.isArray(data) || data.type !== "file" || !("content" in data)) continue;
+      const parsed = agentResultSchema.safeParse(JSON.parse(Buffer.from(data.content, "base64").toString("utf8")));
+      const v = parsed.success ? parsed.data.sentinel : undefined;
+      return v ? { grade: v.grade, cycles: v.cycles, fixes: v.fixes } : undefined;
+    } catch {
+      // Not on this ref: try the next.
+    }
+  }
+  return undefined;
+}
+
 /** Each node of the run with its PR, its time from first RUNNING to MERGED, its failures and the overlay that added it. */
 async function tasksOf(user: Octokit, j: Journal | undefined, stages: PlanStages, record: RunRecord): Promise<DemoTask[]> {
   const addedBy = new Map(stages.overlays.flatMap((o) => o.addedTasks.map((t) => [t, o.id] as const)));
@@ -49,6 +80,7 @@ async function tasksOf(user: Octokit, j: Journal | undefined, stages: PlanStages
     const pr = a?.prNumber ?? (await prOf(user, a?.branch));
     const start = record.firstRunning.get(t.id);
     const end = record.mergedAt.get(t.id);
+    const sentinel = a && node.kind === "task" ? await sentinelOf(user, j!, t.id, t.attempts, a.branch) : undefined;
     tasks.push({
       id: t.id,
       kind: node.kind,
@@ -63,6 +95,7 @@ async function tasksOf(user: Octokit, j: Journal | undefined, stages: PlanStages
       ...(a?.revision.iteration ? { iteration: a.revision.iteration } : {}),
       ...(a?.reviewIterations ? { reviewIterations: a.reviewIterations } : {}),
       ...(a?.ciFixes ? { ciFixes: a.ciFixes } : {}),
+      ...(sentinel ? { sentinel } : {}),
     });
   }
   return tasks;

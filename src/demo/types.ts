@@ -42,6 +42,8 @@ export interface DemoTask {
   iteration?: number;
   reviewIterations?: number;
   ciFixes?: number;
+  /** The task sentinel's verdict on its last attempt (result.json's `sentinel`): absent when none ran. */
+  sentinel?: { grade: "PASS" | "WARN" | "FAIL"; cycles: number; fixes: number };
 }
 
 export interface DemoResult {

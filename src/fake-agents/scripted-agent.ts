@@ -5,6 +5,7 @@ import path from "node:path";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { EXIT_CODES } from "../core/exit-codes.js";
 import { describeFrontMatterProblem, readFrontMatter } from "../core/front-matter.js";
+import { runScriptedSentinel, scriptedSentinel, type ScriptedSentinel } from "./scripted-sentinel.js";
 
 export type Outcome = "succeed" | "fail" | "ask" | "stall" | "escalate" | "rate_limit" | "exit";
 
@@ -40,6 +41,9 @@ export interface ScriptedChangeRequest {
   suggested_changes?: string;
 }
 
+export type { ScriptedSentinel } from "./scripted-sentinel.js";
+export { runScriptedSentinel } from "./scripted-sentinel.js";
+
 export interface Directives {
   /** Behaviour by attempt number ("1", "2", …); `default` for the others. */
   attempts: Record<string, Behaviour>;
@@ -52,6 +56,8 @@ export interface Directives {
   /** Written into the walkthrough on success (bug-like ones make the App spawn a follow-up agent). */
   followups: string[];
   risks: string[];
+  /** The task sentinel's verdicts and the implementer's fixes (see README.md#the-task-sentinel). */
+  sentinel: ScriptedSentinel;
 }
 
 export interface ScriptedTask {
@@ -150,6 +156,7 @@ export function parseScriptedTask(text: string): ScriptedTask {
     progress_interval_ms: typeof raw.progress_interval_ms === "number" ? raw.progress_interval_ms : 0,
     followups: Array.isArray(raw.followups) ? raw.followups.map(String) : [],
     risks: Array.isArray(raw.risks) ? raw.risks.map(String) : [],
+    sentinel: scriptedSentinel(raw.sentinel),
   };
 
   const files = new Map<string, string>();
@@ -481,5 +488,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   const revision = revisionOf(`${prompt}\n${text}`);
   if (revision) io.revision = revision;
   if (env.FORGE_SPEND_FILE) io.spendFile = env.FORGE_SPEND_FILE;
+  const sentinel = await runScriptedSentinel(task, env.FORGE_AGENT_TYPE, env.FORGE_SPAWN_NAME, prompt, cwd);
+  if (sentinel !== undefined) return sentinel;
   return runScriptedAgent(task, io);
 }

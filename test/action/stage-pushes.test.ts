@@ -9,6 +9,7 @@ import type { AgentRunner } from "../../action/src/agent-runner.js";
 import type { JobReport } from "../../action/src/main.js";
 import { newAttempt } from "../../src/core/journal.js";
 import { attemptDir } from "../../src/core/layout.js";
+import { forgeConfigSchema } from "../../src/core/schemas/config.js";
 import { agentWalkthrough, makeWorld, RUN, sh, testConfig, type World, type WorldOptions } from "./world.js";
 import { runJob, stagesAgent } from "./job.js";
 
@@ -124,6 +125,43 @@ describe("progress pushes", () => {
       "forge(t1): work after stage implement",
     ]);
     expect(report.workSha).toBe(sh(w.origin, ["rev-parse", `refs/heads/${w.branch}~1`]));
+  });
+
+  it("the task sentinel runs by default after the task's own stages: it catches what they missed, the fix is pushed, result.json has its verdict", async () => {
+    const w = world_({ files: { ".forge/stages.yml": '"1": [implement, walkthrough]\n' } });
+    const report_ = (file: string, text: string) =>
+      `f=$(printf '%s\\n' "$FORGE_PROMPT" | sed -n 's/^- ${file}: //p'); printf '${text}' > "$f"`;
+    const script = [
+      `case "$FORGE_SPAWN_NAME" in`,
+      `  implement) echo 'a - b' > sum.txt ;;`,
+      `  walkthrough)`,
+      WALKTHROUGH(),
+      `  ;;`,
+      // The sentinel fails the first check (the work says a - b), passes the second.
+      `  sentinel-1) ${report_("Write the audit report to", "Grade: FAIL\\n- sum subtracts\\n")} ;;`,
+      `  sentinel-fix-1) echo 'a + b' > sum.txt ;;`,
+      `  sentinel-*) ${report_("Write the audit report to", "Grade: PASS\\n")} ;;`,
+      `esac`,
+    ].join("\n");
+    const config = {
+      ...testConfig({ heartbeat_interval_seconds: 1, stale_threshold_seconds: 10 }),
+      sentinel: forgeConfigSchema.parse({}).sentinel,
+    };
+    const report = await runJob(w, stagesRunner(script), { config, input: { taskId: "t1", context: {} } });
+    if (report.kind !== "attempt") throw new Error(report.kind);
+    expect(report.exitCode, report.result.error).toBe(0);
+    expect(report.result.sentinel).toEqual({ role: "sentinel", grade: "PASS", cycles: 2, fixes: 1, blocking_counts: [1, 0] });
+    expect(w.show(report.headSha, "sum.txt")).toBe("a + b\n");
+    const manifest = JSON.parse(w.show(report.headSha, `${attemptDir(RUN, "t1", 1)}/manifest.json`)!) as {
+      stages: Array<{ name: string; status: string }>;
+    };
+    expect(manifest.stages.map((st) => [st.name, st.status])).toEqual([
+      ["implement", "success"],
+      ["walkthrough", "success"],
+      ["sentinel", "success"],
+    ]);
+    const subjects = sh(w.origin, ["log", "--format=%s", `refs/heads/${w.branch}`]).split("\n");
+    expect(subjects.slice(0, 2)).toEqual(["forge(t1): record attempt 1 (exit 0: success)", "forge(t1): work after stage sentinel"]);
   });
 
   it("a stage session past its own time limit (timeouts.stage_minutes) is stopped and tried once more; its work so far stays and is pushed", async () => {

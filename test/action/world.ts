@@ -322,8 +322,18 @@ export class FakeGitHub implements JobGitHub {
 }
 
 /** A config with short liveness intervals for tests. */
+/**
+ * The config of the action's tests. The task sentinel is off here: these tests' agents are shell
+ * scripts written for the stages each test is about, and no sentinel of theirs could grade. The
+ * sentinel's own job test turns it on with the config's default (stage-pushes.test.ts).
+ */
 export function testConfig(overrides: Record<string, unknown> = {}): ForgeConfig {
-  return forgeConfigSchema.parse({ heartbeat_interval_seconds: 0.2, stale_threshold_seconds: 0.4, ...overrides });
+  return forgeConfigSchema.parse({
+    heartbeat_interval_seconds: 0.2,
+    stale_threshold_seconds: 0.4,
+    sentinel: { enabled: false },
+    ...overrides,
+  });
 }
 
 /** A command agent written as a shell script in the world's folder. */

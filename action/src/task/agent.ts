@@ -7,6 +7,7 @@ import { EXIT_CODES } from "../../../src/core/exit-codes.js";
 import type { AgentRunOutcome, AgentRunRequest } from "../agent-runner.js";
 import { STAGE_NAMES, type StageName } from "../../../src/core/stages.js";
 import { writeCheckpoint } from "./checkpoint.js";
+import { sentinelSetting } from "../../../src/core/sentinel.js";
 import { carriedNotes, carriedSessionFile } from "./carried-session.js";
 import { attemptDir } from "../../../src/core/layout.js";
 import { exitCodeOfStop, supervise, type Supervised } from "../supervisor.js";
@@ -94,6 +95,8 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
           signal: ctl.signal,
           ...(a.telemetry ? { traceparent: a.telemetry.traceparent } : {}),
           spendFile: meter.spendFile,
+          // A task's work is checked by its sentinel unless the config or the task turns it off.
+          sentinel: sentinelSetting(config, a.built.frontmatter),
           onProgress: (p) => {
             progressNote = p.summary;
             if (p.kind === "start") session++;

@@ -170,6 +170,7 @@ async function writeResult(
       ...spendFields(a, end),
       ...(outcome.turns !== undefined ? { turns: outcome.turns } : {}),
       agent_ms: Math.max(0, Math.round(end.tAgentEnd - end.tAgent)),
+      ...(outcome.sentinel ? { sentinel: outcome.sentinel } : {}),
       ...(checkpoint ? { checkpoint } : {}),
     }),
   );

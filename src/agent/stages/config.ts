@@ -13,7 +13,7 @@ import { modelSpecSchema } from "../../core/tiers.js";
 
 import { DEFAULT_STAGES, STAGE_NAMES, STAGED_AGENT_TYPES, isStageOf, type StageName, type StagedAgentType } from "../../core/stages.js";
 
-export { DEFAULT_STAGES, STAGE_NAMES, STAGED_AGENT_TYPES, STAGES_FOR, isStageOf } from "../../core/stages.js";
+export { DEFAULT_STAGES, SENTINEL_TYPES, STAGE_NAMES, STAGED_AGENT_TYPES, STAGES_FOR, isStageOf } from "../../core/stages.js";
 export type { StageName, StagedAgentType, StagesOf } from "../../core/stages.js";
 
 export function defaultStages(type: StagedAgentType): StageName[] {

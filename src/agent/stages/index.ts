@@ -19,6 +19,7 @@ import {
   defaultStages,
   isStageOf,
   loadStageConfig,
+  SENTINEL_TYPES,
   sequenceOf,
   type StageName,
   type StageSettings,
@@ -43,6 +44,8 @@ export {
   stageSettingsSchema,
 } from "./config.js";
 export type { StageConfig, StageName, StageSettings, StagedAgentType } from "./config.js";
+export type { SentinelVerdict } from "./types.js";
+export { DEFAULT_TASK_SENTINEL_CYCLES, SENTINEL_ROLE } from "./task-sentinel.js";
 export type {
   RunStagesOptions,
   StageManifest,
@@ -61,10 +64,23 @@ const STEPS: StepTables = { "1": TYPE_1_STEPS, "2": TYPE_2_STEPS, "3": TYPE_3_ST
 
 export async function runStages(options: RunStagesOptions): Promise<StagesResult> {
   const c = await openStageContext(options);
-  const { names, settings, configError } = await stageSequence(options.agentType, options.workdir, options.stages);
+  const sequence = await stageSequence(options.agentType, options.workdir, options.stages);
+  const { settings, configError } = sequence;
   Object.assign(c.settings, settings);
+  const names = withSentinel(options, sequence.names);
   const run = await runSequence(c, STEPS, names);
   return finishStages(c, names, run, configError);
+}
+
+/**
+ * The task sentinel's place: after the task's own stages when it is on (types 1, 2 and 3), nowhere
+ * when it is off; the sequence as it is when the caller says nothing.
+ */
+function withSentinel(options: RunStagesOptions, names: readonly StageName[]): readonly StageName[] {
+  const s = options.sentinel;
+  if (!s) return names;
+  if (!s.enabled || !SENTINEL_TYPES.includes(options.agentType)) return names.filter((n) => n !== "sentinel");
+  return names.length === 0 || names.includes("sentinel") ? names : [...names, "sentinel"];
 }
 
 /**

@@ -22,6 +22,7 @@ const STAGE_TEXT: Record<StageName, string> = {
   write:
     "Write the plan or the overlay the goal below asks for, then validate it until it is valid. Also write the walkthrough describing it.",
   validate: "",
+  sentinel: "",
 };
 
 /** The file the stages of an attempt share, beside the walkthrough (docs/runner.md#progress-notes). */

@@ -19,6 +19,7 @@ import { writeFileAtomic } from "../signals.js";
 import type { SpawnResult } from "../types.js";
 import { writeChangeRequest } from "./change-request.js";
 import { isAbort, progress, session, SessionLog, type StageContext, type StageOutcome, type StageSession } from "./context.js";
+import { boundedFixLoop, type Grade, type LoopCheck, type LoopEnd } from "./fix-loop.js";
 import { stagePrompt } from "./prompt.js";
 import { reportProblems } from "./reports.js";
 
@@ -28,7 +29,7 @@ export interface VerificationResults {
   blocking_count: number;
 }
 
-interface Verification {
+export interface Verification {
   results: VerificationResults;
   /** `verification-results.json` of the cycle. */
   file: string;
@@ -36,10 +37,8 @@ interface Verification {
   result?: StageSession;
 }
 
-type Grade = "PASS" | "WARN" | "FAIL";
-
 /** Where the fix stage's cycles go: `test-spec.md`, `cycle-N/`, `final/`, `grade.txt`, `summary.json`. */
-function sentinelDir(c: StageContext): string {
+export function sentinelDir(c: StageContext): string {
   return path.join(c.sessionDir, "sentinel");
 }
 
@@ -60,41 +59,45 @@ export async function initialTest(c: StageContext): Promise<StageOutcome> {
   };
 }
 
-/** Runs the test command, or has the sentinel executor verify when there is none. */
-async function verification(c: StageContext, cycleDir: string, specPath?: string): Promise<Verification> {
+/** Runs the task's test command in `cycleDir` (as the agent's user, its output and results kept there): a fact, not an agent's claim. */
+export async function runTestCommand(c: StageContext, cycleDir: string, command: string): Promise<Verification> {
   const { task, options } = c;
   await mkdir(cycleDir, { recursive: true });
   const file = path.join(cycleDir, "verification-results.json");
-  if (task.testCommand) {
-    // The test command runs the agents' code: as the agent's user, with the agent's plain
-    // environment (no keys or tokens), every process of it gone when it ends (src/agent/repo-command.ts).
-    const testEnv = {
-      ...pickEnv(c.env, options.spawn.passEnv ?? []),
-      [ENV.trace]: c.traceId,
-      FORGE_RUN_ID: task.runId,
-      FORGE_TASK_ID: task.taskId,
-    };
-    const run = await runRepoCommand({
-      command: task.testCommand,
-      cwd: c.workdir,
-      env: testEnv,
-      timeoutMs: options.testTimeoutMs ?? 20 * 60_000,
-      scratchDir: path.join(cycleDir, "test-command"),
-      ...(options.signal ? { signal: options.signal } : {}),
-      ...(options.spawn.runAs ? { runAs: options.spawn.runAs } : {}),
-    });
-    if (run.survivors?.length) progress(c, `test command: processes of the agent's user outlived every kill: ${run.survivors.join(", ")}`);
-    await writeInAgentFolder(c.sessionDir, path.join(cycleDir, "test-output.log"), run.output);
-    const results: VerificationResults = {
-      checks: [
-        { name: "tests", tool: task.testCommand, passed: run.code === 0, errors: run.code === 0 ? 0 : 1, output: run.output.slice(-4_000) },
-      ],
-      overall: run.code === 0 ? "PASS" : "FAIL",
-      blocking_count: run.code === 0 ? 0 : 1,
-    };
-    await writeFileAtomic(file, `${JSON.stringify(results, null, 2)}\n`);
-    return { results, file };
-  }
+  // The test command runs the agents' code: as the agent's user, with the agent's plain
+  // environment (no keys or tokens), every process of it gone when it ends (src/agent/repo-command.ts).
+  const testEnv = {
+    ...pickEnv(c.env, options.spawn.passEnv ?? []),
+    [ENV.trace]: c.traceId,
+    FORGE_RUN_ID: task.runId,
+    FORGE_TASK_ID: task.taskId,
+  };
+  const run = await runRepoCommand({
+    command,
+    cwd: c.workdir,
+    env: testEnv,
+    timeoutMs: options.testTimeoutMs ?? 20 * 60_000,
+    scratchDir: path.join(cycleDir, "test-command"),
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.spawn.runAs ? { runAs: options.spawn.runAs } : {}),
+  });
+  if (run.survivors?.length) progress(c, `test command: processes of the agent's user outlived every kill: ${run.survivors.join(", ")}`);
+  await writeInAgentFolder(c.sessionDir, path.join(cycleDir, "test-output.log"), run.output);
+  const results: VerificationResults = {
+    checks: [{ name: "tests", tool: command, passed: run.code === 0, errors: run.code === 0 ? 0 : 1, output: run.output.slice(-4_000) }],
+    overall: run.code === 0 ? "PASS" : "FAIL",
+    blocking_count: run.code === 0 ? 0 : 1,
+  };
+  await writeFileAtomic(file, `${JSON.stringify(results, null, 2)}\n`);
+  return { results, file };
+}
+
+/** Runs the test command, or has the sentinel executor verify when there is none. */
+async function verification(c: StageContext, cycleDir: string, specPath?: string): Promise<Verification> {
+  const { task } = c;
+  if (task.testCommand) return runTestCommand(c, cycleDir, task.testCommand);
+  await mkdir(cycleDir, { recursive: true });
+  const file = path.join(cycleDir, "verification-results.json");
   const prompt = [
     `# Verify task ${task.taskId}`,
     `Run the checks of the specification, and the repository's own tests, type checks and linters.`,
@@ -106,42 +109,34 @@ async function verification(c: StageContext, cycleDir: string, specPath?: string
   return { results: results ?? { checks: [], overall: "FAIL", blocking_count: 1 }, file, result: r };
 }
 
+/** One cycle's check: the verification, and when it failed the auditor's grade and the consolidator's fix list. */
+interface RefineryCheck extends LoopCheck {
+  v: Verification;
+  audit?: string;
+  fixList?: string;
+}
+
 /** The loop's state across its cycles. */
 interface SentinelRun {
   readonly log: SessionLog;
-  readonly maxCycles: number;
   specPath?: string;
-  /** Blocking items after each verification. */
-  readonly blocking: number[];
-  /** Blocking items of each cycle's fix list (or failed checks when there is none). */
-  readonly remaining: number[];
-  grade: Grade;
   lastFixList?: string;
-  cycle: number;
   /** The latest verification. */
   v?: Verification;
 }
 
-/** The fix stage. */
+/** The fix stage: the shared bounded loop (fix-loop.ts), checked by the sentinel roles, fixed by the refinery. */
 export async function sentinelLoop(c: StageContext): Promise<StageOutcome> {
-  const run: SentinelRun = {
-    log: new SessionLog(),
-    maxCycles: c.options.maxSentinelCycles ?? 3,
-    blocking: [],
-    remaining: [],
-    grade: "FAIL",
-    cycle: 0,
-  };
+  const run: SentinelRun = { log: new SessionLog() };
   const w = await writeTestSpec(c, run);
   if (isAbort(w)) return run.log.endWith(w, w.error?.message ?? "");
-  run.v = await verification(c, path.join(sentinelDir(c), "cycle-1"), run.specPath);
-  for (;;) {
-    const next = await sentinelCycle(c, run);
-    if (next === "again") continue;
-    if (next === "done") break;
-    return next;
-  }
-  return sentinelVerdict(c, run);
+  const end = await boundedFixLoop<RefineryCheck>({
+    maxCycles: c.options.maxSentinelCycles ?? 3,
+    check: (cycle) => refineryCheck(c, run, cycle),
+    fix: (cycle, found) => refineryFix(c, run, cycle, found),
+  });
+  if ("stop" in end) return end.stop;
+  return sentinelVerdict(c, run, end);
 }
 
 /** The sentinel writer's session: the test specification the cycles verify against. */
@@ -169,20 +164,18 @@ function countVerification(run: SentinelRun, v: Verification): StageOutcome | un
   return isAbort(v.result) ? run.log.endWith(v.result) : undefined;
 }
 
-/** One cycle: judge the latest verification, audit, consolidate, fix, retest. "done" ends the loop with `run.grade`. */
-async function sentinelCycle(c: StageContext, run: SentinelRun): Promise<"again" | "done" | StageOutcome> {
+/** Verifies; on a failure (before the final retest) the auditor grades it and the consolidator writes the fix list. */
+async function refineryCheck(c: StageContext, run: SentinelRun, cycle: number | "final"): Promise<RefineryCheck | { stop: StageOutcome }> {
   const { task } = c;
-  const v = run.v!;
-  run.cycle++;
-  const cycle = run.cycle;
-  const cycleDir = path.join(sentinelDir(c), `cycle-${cycle}`);
+  const cycleDir = path.join(sentinelDir(c), cycle === "final" ? "final" : `cycle-${cycle}`);
+  const v = await verification(c, cycleDir, run.specPath);
+  run.v = v;
   const stop = countVerification(run, v);
-  if (stop) return stop;
-  run.blocking.push(v.results.blocking_count);
-  if (v.results.overall === "PASS") {
-    run.grade = "PASS";
-    return "done";
-  }
+  if (stop) return { stop };
+  const blocking = v.results.blocking_count;
+  if (v.results.overall === "PASS") return { grade: "PASS", blocking, remaining: 0, v };
+  // After the last fix the retest alone decides.
+  if (cycle === "final") return { grade: "FAIL", blocking, remaining: blocking, v };
   const audit = path.join(cycleDir, "audit-report.md");
   const a = run.log.add(
     await session(
@@ -196,14 +189,9 @@ async function sentinelCycle(c: StageContext, run: SentinelRun): Promise<"again"
       ].join("\n\n"),
     ),
   );
-  if (isAbort(a)) return run.log.endWith(a);
-  const auditGrade = /^\s*Grade:\s*(PASS|WARN|FAIL)\b/im.exec(
-    (await readAgentText(c.sessionDir, audit, (m) => progress(c, m))) ?? "",
-  )?.[1] as Grade | undefined;
-  if (auditGrade === "PASS" || auditGrade === "WARN") {
-    run.grade = auditGrade;
-    return "done";
-  }
+  if (isAbort(a)) return { stop: run.log.endWith(a) };
+  const auditGrade = await readGrade(c, audit);
+  if (auditGrade === "PASS" || auditGrade === "WARN") return { grade: auditGrade, blocking, remaining: 0, v, audit };
   const fixList = path.join(cycleDir, "fix-list.json");
   const s = run.log.add(
     await session(
@@ -216,21 +204,16 @@ async function sentinelCycle(c: StageContext, run: SentinelRun): Promise<"again"
       ].join("\n\n"),
     ),
   );
-  if (isAbort(s)) return run.log.endWith(s);
+  if (isAbort(s)) return { stop: run.log.endWith(s) };
   run.lastFixList = existsSync(fixList) ? fixList : undefined;
   // How much is left: the fix list's blocking items, or the failed checks when there is no list
   // (a single test command only says pass or fail).
-  const fixes = run.lastFixList ? (await readJson<{ fixes?: Array<{ severity?: string }> }>(c, run.lastFixList))?.fixes : undefined;
-  run.remaining.push(Array.isArray(fixes) ? fixes.filter((f) => f.severity !== "warning").length : v.results.blocking_count);
-  // No improvement over two consecutive cycles: more of the same will not help.
-  const r = run.remaining;
-  if (r.length >= 3 && r[r.length - 1]! >= r[r.length - 3]!) return "done";
-  return fixAndRetest(c, run, audit);
+  const left = run.lastFixList ? await blockingFixes(c, run.lastFixList) : undefined;
+  return { grade: "FAIL", blocking, remaining: left ?? blocking, v, audit, ...(run.lastFixList ? { fixList: run.lastFixList } : {}) };
 }
 
-/** The refinery fixes the fix list, then the retest; after the last cycle's fix the retest is final: it decides the grade. */
-async function fixAndRetest(c: StageContext, run: SentinelRun, audit: string): Promise<"again" | "done" | StageOutcome> {
-  const { cycle, maxCycles } = run;
+/** The refinery fixes the cycle's fix list. */
+async function refineryFix(c: StageContext, run: SentinelRun, cycle: number, found: RefineryCheck): Promise<StageOutcome | undefined> {
   const fixPrompt = [
     stagePrompt(
       c.task,
@@ -239,33 +222,20 @@ async function fixAndRetest(c: StageContext, run: SentinelRun, audit: string): P
       `Sentinel cycle ${cycle}: fix the blocking items of the fix list, smallest safe change each, then re-run the checks. Do not write the walkthrough yet.`,
       c.workdir,
     ),
-    `## Sentinel files\n\n- Fix list: ${run.lastFixList ?? "(none written; use the audit report)"}\n- Audit report: ${audit}\n- Verification results: ${run.v!.file}`,
+    `## Sentinel files\n\n- Fix list: ${found.fixList ?? "(none written; use the audit report)"}\n- Audit report: ${found.audit ?? "(none)"}\n- Verification results: ${found.v.file}`,
   ].join("\n\n");
   const f = run.log.add(await session(c, `fix-${cycle}`, "refinery", fixPrompt));
   if (isAbort(f) || needsOthers(f.exitCode)) return run.log.endWith(f, f.error?.message);
-  const v = await verification(c, path.join(sentinelDir(c), cycle < maxCycles ? `cycle-${cycle + 1}` : "final"), run.specPath);
-  run.v = v;
-  if (cycle < maxCycles) return "again";
-  const stop = countVerification(run, v);
-  if (stop) return stop;
-  run.blocking.push(v.results.blocking_count);
-  if (v.results.overall === "PASS") run.grade = "PASS";
-  return "done";
+  return undefined;
 }
 
 /** Writes the grade and the summary; a FAIL ends in a Change Request (exit 11), written by Forge if the refinery wrote none. */
-async function sentinelVerdict(c: StageContext, run: SentinelRun): Promise<StageOutcome> {
+async function sentinelVerdict(c: StageContext, run: SentinelRun, end: LoopEnd<RefineryCheck>): Promise<StageOutcome> {
   const { task, reports } = c;
-  const { log, grade, cycle, blocking } = run;
+  const { log } = run;
+  const { grade, cycles: cycle, blocking } = end;
   const dir = sentinelDir(c);
-  // The stages' folder was the agents': never written through one of their links.
-  await writeInAgentFolder(c.sessionDir, path.join(dir, "grade.txt"), `${grade}\n`);
-  await writeInAgentFolder(
-    c.sessionDir,
-    path.join(dir, "summary.json"),
-    `${JSON.stringify({ cycles: cycle, grade, blocking_counts: blocking }, null, 2)}\n`,
-  );
-  progress(c, `sentinel: ${grade} after ${cycle} cycle(s)`);
+  await writeSentinelSummary(c, { grade, cycles: cycle, blocking_counts: blocking });
   if (grade !== "FAIL")
     return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact: path.join(dir, "summary.json") };
 
@@ -297,6 +267,32 @@ async function sentinelVerdict(c: StageContext, run: SentinelRun): Promise<Stage
     artifact: reports.changeRequest,
     error: `verification still fails after ${cycle} sentinel cycle(s)`,
   };
+}
+
+/** `grade.txt` and `summary.json` in the sentinel folder: the loop's verdict. */
+export async function writeSentinelSummary(
+  c: StageContext,
+  summary: { grade: Grade; cycles: number; blocking_counts: number[] } & Record<string, unknown>,
+): Promise<string> {
+  const dir = sentinelDir(c);
+  const file = path.join(dir, "summary.json");
+  // The stages' folder was the agents': never written through one of their links.
+  await writeInAgentFolder(c.sessionDir, path.join(dir, "grade.txt"), `${summary.grade}\n`);
+  await writeInAgentFolder(c.sessionDir, file, `${JSON.stringify(summary, null, 2)}\n`);
+  progress(c, `sentinel: ${summary.grade} after ${summary.cycles} cycle(s)`);
+  return file;
+}
+
+/** The `Grade:` line of an audit report, if it has one. */
+export async function readGrade(c: StageContext, file: string): Promise<Grade | undefined> {
+  const text = (await readAgentText(c.sessionDir, file, (m) => progress(c, m))) ?? "";
+  return /^\s*Grade:\s*(PASS|WARN|FAIL)\b/im.exec(text)?.[1] as Grade | undefined;
+}
+
+/** The blocking items of a fix list (`severity` other than "warning"); undefined when it cannot be read. */
+export async function blockingFixes(c: StageContext, file: string): Promise<number | undefined> {
+  const fixes = (await readJson<{ fixes?: Array<{ severity?: string }> }>(c, file))?.fixes;
+  return Array.isArray(fixes) ? fixes.filter((f) => f?.severity !== "warning").length : undefined;
 }
 
 /** An agent's JSON report in the stages' folder: never read through a link (src/agent/agent-files.ts). */

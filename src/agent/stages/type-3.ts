@@ -5,6 +5,7 @@
 import { implementStage, singleStage, verifyStage, walkthroughStage } from "./common.js";
 import { retried, type StageContext, type StageOutcome, type StageSteps } from "./context.js";
 import { basePrompt } from "./prompt.js";
+import { taskSentinel } from "./task-sentinel.js";
 import { subtaskDir, subtaskFilesProblem, workSubtasks } from "./subtasks.js";
 
 /** Writes the subtask files; the stage fails (and is retried once) when none is written or one cannot be read. */
@@ -20,4 +21,5 @@ export const TYPE_3_STEPS: StageSteps<"3"> = {
   implement: implementStage,
   verify: verifyStage,
   walkthrough: walkthroughStage,
+  sentinel: taskSentinel,
 };

@@ -90,6 +90,13 @@ export interface RunStagesOptions {
   deadline?: number;
   /** Sentinel cycles of the refinery's fix stage (default 3). */
   maxSentinelCycles?: number;
+  /**
+   * The task sentinel (task-sentinel.ts) of types 1, 2 and 3: on, the `sentinel` stage runs after the
+   * task's own stages (appended when the sequence does not name it); off, it is taken out of the
+   * sequence. Absent: the sequence as it is (the defaults do not name it). The runner always passes
+   * the config's and the task's setting, on by default (`sentinel` in docs/formats.md#config).
+   */
+  sentinel?: { enabled: boolean; maxCycles?: number };
   /** Test command time limit (default 20 min). */
   testTimeoutMs?: number;
   signal?: AbortSignal;
@@ -163,6 +170,19 @@ export interface StageManifest {
   summary: { total: number; passed: number; failed: number; skipped: number; exit_code: ExitCode };
 }
 
+/** How the task sentinel judged the work (result.json's `sentinel`, docs/formats.md#result-json). */
+export interface SentinelVerdict {
+  /** The role that checked: never the implementer's (a model tier may be set per role). */
+  role: "sentinel";
+  grade: "PASS" | "WARN" | "FAIL";
+  /** Checks that found something to fix (the final check after the last fix is not one). */
+  cycles: number;
+  /** Fix sessions of the implementer. */
+  fixes: number;
+  /** Blocking problems after each check. */
+  blocking_counts: number[];
+}
+
 export interface StagesResult {
   exitCode: ExitCode;
   manifest: StageManifest;
@@ -180,6 +200,8 @@ export interface StagesResult {
   turns?: number;
   /** Where the sequence stopped: the checkpoint's stages, session and depth. */
   progress?: StageProgress;
+  /** The task sentinel's verdict, when its stage ran to one. */
+  sentinel?: SentinelVerdict;
 }
 
 /** A stage's model as the walkthrough and the report show it. */

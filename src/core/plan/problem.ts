@@ -28,6 +28,7 @@ export const PLAN_RULES = {
   "dag-disagrees": "dag.json and the task files disagree (nodes, dependencies or types).",
   "missing-section": "A task body lacks ## Description, ## Context or ## Instructions, or one is empty.",
   "unknown-spec": "A task's spec names no file of the plan.",
+  "sentinel-on-refinery": "A refinery sets `sentinel`: it verifies in its own test and fix stages, not with the task sentinel.",
   "overlay-numbering": "Overlays are not numbered overlay-001, overlay-002, … without gaps.",
   "overlay-not-append-only": "An overlay changes what existed instead of only adding tasks and edges.",
   "dag-not-base-plus-overlays": "dag.json is not the base plan plus every overlay in order.",

@@ -109,6 +109,7 @@ export function collectTasks(plan: ParsedPlan, out: Problem[]): Map<string, Task
     const readable = checkFrontmatter(task, out, "bad-id", REMOVED_TASK_FIELDS);
     entries.push(taskEntry(task, readable));
     if (readable) checkSpec(task, specs, out);
+    if (readable) checkSentinel(task, out);
     checkSections(task, out);
   }
   // Files named after their id claim it first, so a copied file is the one reported.
@@ -163,6 +164,18 @@ function checkSpec(task: TaskFile, specs: ReadonlySet<string>, out: Problem[]): 
       { file: task.file, line: fieldLines(task).spec, field: "spec" },
       "unknown-spec",
       `spec ${JSON.stringify(spec)} is not a file of the plan (specs/…)`,
+    ),
+  );
+}
+
+/** A refinery verifies in its own test and fix stages: the task sentinel is not its to turn on or off. */
+function checkSentinel(task: TaskFile, out: Problem[]): void {
+  if (task.data?.type !== "refinery" || task.data.sentinel === undefined) return;
+  out.push(
+    problem(
+      { file: task.file, line: fieldLines(task).sentinel, field: "sentinel" },
+      "sentinel-on-refinery",
+      "a refinery verifies in its own test and fix stages (the sentinel loop); remove `sentinel`, or set `sentinel` in .github/forge.yml for the plan's tasks",
     ),
   );
 }

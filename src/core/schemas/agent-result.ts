@@ -73,6 +73,17 @@ export const agentResultSchema = z
       .optional()
       .describe("Model tokens of the attempt, where the adapter or the runner's model proxy counted them."),
     agent_ms: z.number().int().min(0).optional().describe("How long the agent ran (milliseconds), by the job's clock."),
+    sentinel: z
+      .object({
+        role: z.literal("sentinel").describe("The role that checked the work: never the implementer's."),
+        grade: z.enum(["PASS", "WARN", "FAIL"]).describe("The verdict: FAIL ends the attempt with exit 10 and the findings as its refinement document."),
+        cycles: z.number().int().min(0).describe("Checks that found something to fix, or that passed (the final check after the last fix is not one)."),
+        fixes: z.number().int().min(0).describe("Fix sessions of the implementer the sentinel's findings started."),
+        blocking_counts: z.array(z.number().int().min(0)).describe("Blocking problems after each check, in order."),
+      })
+      .strict()
+      .optional()
+      .describe("The task sentinel's verdict (see docs/runner.md#the-task-sentinel), when its stage ran to one."),
     checkpoint: checkpointSchema
       .optional()
       .describe(

@@ -209,6 +209,25 @@ export const forgeConfigSchema = z
       .string()
       .optional()
       .describe("Command refineries (and tasks without their own) run to verify work, e.g. `npm test`."),
+    sentinel: z
+      .object({
+        enabled: z
+          .boolean()
+          .default(true)
+          .describe(
+            "After a type 1, 2 or 3 task's own stages, an agent of another role (the sentinel, which did not write the code) checks the work against the task's acceptance criteria and its test command; what it finds the implementer fixes, and it checks again (see docs/runner.md#the-task-sentinel). A task turns it off for itself with `sentinel: false`.",
+          ),
+        max_cycles: z
+          .number()
+          .int()
+          .min(0)
+          .max(5)
+          .default(2)
+          .describe("Fixes the sentinel may ask for before the attempt ends with exit 10 and the sentinel's findings as its refinement document; the last fix is judged by a final check."),
+      })
+      .strict()
+      .prefault({})
+      .describe("Independent verification of every task (refineries verify in their own test and fix stages)."),
     branch_cleanup: z
       .enum(["on_merge", "on_complete", "never"])
       .default("never")

@@ -30,6 +30,12 @@ export const taskFrontmatterSchema = z
     test_command: z.string().optional().describe("Command that verifies this task, overriding the config's test_command."),
     budget: taskBudgetSchema.optional().describe("The task's own caps, overriding the config's `budgets` (see docs/runner.md#budgets)."),
     retry_policy: taskRetryPolicySchema.optional(),
+    sentinel: z
+      .boolean()
+      .optional()
+      .describe(
+        "false: no sentinel checks this task after its own stages, whatever the config's `sentinel.enabled` says; true: one does even when the config turns it off. A refinery verifies in its own stages and may not set it.",
+      ),
   })
   .strict()
   .describe("A Forge task: YAML frontmatter of a task file.");

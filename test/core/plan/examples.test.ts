@@ -47,6 +47,8 @@ const CASES: Record<string, Expected[]> = {
   "bad-frontmatter-unknown-field": [{ rule: "invalid-frontmatter", file: "tasks/feature.md", field: "owner", line: 10 }],
   "removed-field": [{ rule: "removed-field", file: "tasks/feature.md", field: "base_ref", line: 10 }],
   "unknown-model": [{ rule: "unknown-model", file: "tasks/feature.md", field: "model", line: 10 }],
+  "bad-sentinel": [{ rule: "invalid-frontmatter", file: "tasks/feature.md", field: "sentinel", line: 10 }],
+  "sentinel-on-refinery": [{ rule: "sentinel-on-refinery", file: "tasks/integrate.md", field: "sentinel", line: 11 }],
   "no-frontmatter": [{ rule: "invalid-frontmatter", file: "tasks/docs.md", line: 1 }],
   "unreadable-yaml": [{ rule: "unreadable-yaml", file: "tasks/feature.md", line: 4 }],
   "unreadable-json": [{ rule: "unreadable-json", file: "dag.json", line: 15 }],
