@@ -171,6 +171,7 @@ async function writeResult(
       ...(outcome.turns !== undefined ? { turns: outcome.turns } : {}),
       agent_ms: Math.max(0, Math.round(end.tAgentEnd - end.tAgent)),
       ...(checkpoint ? { checkpoint } : {}),
+      ...(outcome.subAgents ? { sub_agents: outcome.subAgents } : {}),
     }),
   );
   await writeFile(path.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}\n`);
