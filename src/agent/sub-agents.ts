@@ -10,7 +10,7 @@
  * `forge spawn` three levels down counts against the same number as a subtask Forge started itself.
  */
 
-/** The seed's hard limit on agents in total (MAX_TOTAL_AGENTS = 10), the default of `agent.max_sub_agents`. */
+/** The agent-invocation design's hard limit on agents in total (10), the default of `agent.max_sub_agents`. */
 export const DEFAULT_MAX_SUB_AGENTS = 10;
 
 /** Refusals kept in the record (the count goes on beyond). */

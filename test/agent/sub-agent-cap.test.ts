@@ -36,7 +36,7 @@ describe("SubAgentCap", () => {
     });
   });
 
-  it("defaults to the seed's hard limit of 10, as the config does; 0 allows none", () => {
+  it("defaults to the design's hard limit of 10 agents in total, as the config does; 0 allows none", () => {
     expect(DEFAULT_MAX_SUB_AGENTS).toBe(10);
     expect(new SubAgentCap().limit).toBe(10);
     expect(defaultConfig().agent.max_sub_agents).toBe(10);
