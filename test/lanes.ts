@@ -153,6 +153,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/agent/codex-real.test.ts",
     "test/agent/resume-real.test.ts",
     "test/agent/hierarchy-service.test.ts",
+    "test/agent/sub-agent-cap.test.ts",
     "test/agent/isolation.test.ts",
     "test/agent/spawn.test.ts",
     "test/agent/spend-real.test.ts",

@@ -9,6 +9,7 @@ import { createWriteStream } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import type { Masker } from "../../src/agent/secrets.js";
+import type { SubAgentSummary } from "../../src/agent/sub-agents.js";
 import type { RunStagesOptions, SentinelVerdict, StageModel, StageProgress, TaskContext } from "../../src/agent/stages/index.js";
 import { EXIT_CODES, isExitCode } from "../../src/core/exit-codes.js";
 import type { AgentType } from "../../src/core/schemas/common.js";
@@ -80,6 +81,8 @@ export interface AgentRunOutcome {
   progress?: StageProgress;
   /** The task sentinel's verdict, when it ran to one (result.json's `sentinel`). */
   sentinel?: SentinelVerdict;
+  /** Sub-agents against the job's cap (src/agent/sub-agents.ts), when the runner keeps one. */
+  subAgents?: SubAgentSummary;
 }
 
 export interface AgentRunner {

@@ -1,7 +1,9 @@
 /**
  * The attempt's own event log (`events.ndjson` in the record folder, see docs/formats.md#attempt-events): the run events' envelope,
- * numbered within the attempt. The App is the only writer of the run log; it summarises these on
- * ingest, so heartbeats never cost a journal write.
+ * numbered within the attempt, committed with the attempt's record. While the job runs, the App
+ * learns the agent's progress and last heartbeat from the live check run instead
+ * (task/live-check.ts, src/core/live-progress.ts, docs/runner.md#live-progress): its reconciler reads
+ * it once per sweep and records it when it changed — a new stage as `task.progress` in the run log.
  */
 import { appendFileSync } from "node:fs";
 import type { EventData, EventType } from "../../src/core/schemas/events.js";

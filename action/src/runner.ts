@@ -226,6 +226,7 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
         ...(command ? { command } : {}),
         maxTurns: config.agent.max_turns,
         maxDepth: config.agent.max_depth,
+        maxSubAgents: config.agent.max_sub_agents,
         ...agentLimits(config),
         env: access.env,
         extraEnv: access.extraEnv,

@@ -11,6 +11,7 @@ import path from "node:path";
 import type { GitRun } from "../../src/agent/branches.js";
 import type { Masker } from "../../src/agent/secrets.js";
 import { runStages } from "../../src/agent/stages/index.js";
+import { SubAgentCap } from "../../src/agent/sub-agents.js";
 import type { AdapterName } from "../../src/agent/types.js";
 import type { ModelPlan } from "../../src/core/tiers.js";
 import { EXIT_CODES } from "../../src/core/exit-codes.js";
@@ -25,6 +26,8 @@ export interface StagesRunnerOptions {
   command?: string;
   maxTurns: number;
   maxDepth: number;
+  /** Sub-agents one job may start, every depth counted (`agent.max_sub_agents`; src/agent/sub-agents.ts). Absent: the default cap. */
+  maxSubAgents?: number;
   /** Idle limit handed to each session as well (no output for this long → exit 21). */
   idleTimeoutMs: number;
   /** The agent's wall-clock budget, shared by all its stages. */
@@ -61,6 +64,14 @@ export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
       const agentDir = path.join(req.sessionDir, "agent");
       await mkdir(agentDir, { recursive: true });
       const c = req.taskContext;
+      // One count for the whole job: every stage's sessions and their sub-agents at any depth.
+      const subAgents = new SubAgentCap(options.maxSubAgents);
+      subAgents.onRefusal((refusal) =>
+        req.onProgress({
+          kind: "system",
+          summary: `a sub-agent${refusal.agentType ? ` of type ${refusal.agentType}` : ""} at depth ${refusal.depth} was refused: ${refusal.message}`,
+        }),
+      );
       const r = await runStages({
         agentType: req.agentType,
         // The job's context as it is: the same `steering` array, so messages the job receives later
@@ -76,6 +87,7 @@ export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
           ...(options.model ? { model: options.model } : {}),
           maxTurns: options.maxTurns,
           maxDepth: options.maxDepth,
+          subAgents,
           idleTimeoutMs: options.idleTimeoutMs,
           ...(options.stageTimeoutMs !== undefined ? { timeoutMs: options.stageTimeoutMs } : {}),
           env: options.env,
@@ -132,6 +144,7 @@ export function createStagesRunner(options: StagesRunnerOptions): AgentRunner {
         ...(r.turns !== undefined ? { turns: r.turns } : {}),
         ...(r.progress ? { progress: r.progress } : {}),
         ...(r.sentinel ? { sentinel: r.sentinel } : {}),
+        subAgents: subAgents.summary(),
       };
     },
   };

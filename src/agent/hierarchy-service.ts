@@ -22,6 +22,7 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { mayCallerSpawn, SPAWNABLE_BY } from "./hierarchy.js";
+import type { SubAgentCap } from "./sub-agents.js";
 import { isAgentKind, type AgentKind } from "./types.js";
 
 export const HIERARCHY_ENV = {
@@ -53,7 +54,7 @@ export type SpawnAnswer =
   | ({ ok: true; ticket: string; caller: HierarchyFacts & { allowed: AgentKind[] } } & HierarchyFacts)
   | {
       ok: false;
-      code: "spawn_not_allowed" | "depth_exceeded" | "unknown_ticket" | "bad_request";
+      code: "spawn_not_allowed" | "depth_exceeded" | "sub_agents_exceeded" | "unknown_ticket" | "bad_request";
       message: string;
       caller?: HierarchyFacts;
       depth?: number;
@@ -68,18 +69,25 @@ export class HierarchyService {
   readonly #server: net.Server;
   readonly #records = new Map<string, HierarchyFacts>();
 
-  private constructor(dir: string, server: net.Server) {
+  private constructor(
+    dir: string,
+    server: net.Server,
+    private readonly cap?: SubAgentCap,
+  ) {
     this.#dir = dir;
     this.socketPath = path.join(dir, "s");
     this.#server = server;
   }
 
-  /** Listens on a socket in a new private folder (mode 0700) under the system's temp folder. */
-  static async start(): Promise<HierarchyService> {
+  /**
+   * Listens on a socket in a new private folder (mode 0700) under the system's temp folder. `cap`:
+   * the job's sub-agent cap (sub-agents.ts), a place taken for every spawn admitted.
+   */
+  static async start(cap?: SubAgentCap): Promise<HierarchyService> {
     // Short: a Unix socket path is limited to ~104 bytes.
     const dir = await mkdtemp(path.join(tmpdir(), "forge-h-"));
     const server = net.createServer();
-    const service = new HierarchyService(dir, server);
+    const service = new HierarchyService(dir, server, cap);
     server.on("connection", (socket) => service.#serve(socket));
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
@@ -148,6 +156,9 @@ export class HierarchyService {
         depth,
         maxDepth,
       };
+    // Last: a spawn the hierarchy or the depth refuses takes no place.
+    const capped = this.cap?.take(depth, req.agentType);
+    if (capped) return { ok: false, code: "sub_agents_exceeded", message: capped, caller, depth, maxDepth };
     const facts: HierarchyFacts = {
       ...(req.agentType ? { agentType: req.agentType as AgentKind } : {}),
       depth,

@@ -6,6 +6,7 @@ import type { AgentUser } from "./isolation.js";
 import type { ExitCode, ExitStatus } from "../core/exit-codes.js";
 import type { Masker } from "./secrets.js";
 import type { TierName } from "../core/tiers.js";
+import type { SubAgentCap } from "./sub-agents.js";
 
 /** Agent adapters: Claude Code CLI, Codex CLI, or any executable. */
 export type AdapterName = "claude" | "codex" | "command";
@@ -153,6 +154,12 @@ export interface SpawnOptions {
    * as that user (a sub-agent's `forge spawn`) run as they are.
    */
   runAs?: AgentUser;
+  /**
+   * The job's cap on sub-agents (src/agent/sub-agents.ts), shared by all its sessions: a top-level
+   * session's hierarchy service takes a place for every sub-agent it admits, and Forge's own
+   * `caller` spawns take one too. Absent: no cap besides depth.
+   */
+  subAgents?: SubAgentCap;
 }
 
 export interface SpawnError {

@@ -5,6 +5,7 @@
  */
 import type { LeafInput } from "../core/inputs.js";
 import type { GitHubPort } from "../github/port.js";
+import { parseLiveProgress, type LiveProgress } from "../core/live-progress.js";
 import { crCloseCounts } from "./cr-close.js";
 import type { Engine } from "./engine/index.js";
 import { agentWorkflowPath, endedJobInput, notTheAttemptsJob, recordOf } from "./normalize.js";
@@ -46,9 +47,13 @@ export async function reconcileRun(port: GitHubPort, engine: Engine, runId: stri
       );
       if (!run) continue;
       const ref = { runId, taskId: t.id, attempt: t.attempts };
-      if (run.status === "in_progress")
-        inputs.push({ kind: "agent.started", ...ref, workflowRunId: run.id }, { kind: "agent.heartbeat", ...ref });
-      else if (run.status === "completed") inputs.push(await endedJobInput(port, ref, a.branch, run, a.revision.iteration));
+      if (run.status === "in_progress") {
+        const progress = await liveProgressOf(port, runId, t.id, t.attempts, a.branch);
+        inputs.push(
+          { kind: "agent.started", ...ref, workflowRunId: run.id },
+          { kind: "agent.heartbeat", ...ref, ...(progress ? { progress } : {}) },
+        );
+      } else if (run.status === "completed") inputs.push(await endedJobInput(port, ref, a.branch, run, a.revision.iteration));
     }
   }
   for (const t of journal.tasks) {
@@ -82,4 +87,27 @@ export async function reconcileRun(port: GitHubPort, engine: Engine, runId: stri
   }
   inputs.push({ kind: "tick" });
   return inputs;
+}
+
+/**
+ * The agent's progress as the attempt's job last wrote it on its live check run
+ * (`forge · <taskId> · live` on the branch's head, src/core/live-progress.ts): one GET per running
+ * attempt per sweep. Check run updates send no webhook; this is how heartbeats reach the App while
+ * the job runs. Nothing when the job has made none (no `checks: write`) or GitHub does not answer.
+ */
+export async function liveProgressOf(
+  port: GitHubPort,
+  runId: string,
+  taskId: string,
+  attempt: number,
+  branch: string,
+): Promise<LiveProgress | undefined> {
+  try {
+    const externalId = `${runId}/${taskId}/${attempt}/live`;
+    const runs = (await port.listCheckRuns(branch, `forge · ${taskId} · live`)).filter((c) => c.externalId === externalId);
+    const newest = runs.sort((x, y) => y.id - x.id)[0];
+    return parseLiveProgress(newest?.summary);
+  } catch {
+    return undefined;
+  }
 }

@@ -16,6 +16,7 @@ import {
 import type { PlanNode, TaskState } from "../core/journal.js";
 import type { TaskStatus } from "../core/schemas/common.js";
 import { planDir, stateBranch } from "../core/layout.js";
+import type { LiveProgress } from "../core/live-progress.js";
 import type { ForgeConfig } from "../core/schemas/config.js";
 import type { ForgeEvent } from "../core/schemas/events.js";
 import type { RunFacts } from "./run-store.js";
@@ -297,6 +298,13 @@ function taskRow(journal: Journal, facts: RunFacts, repo: RepoOnWeb, i: number):
   return row;
 }
 
+/** A running task's latest progress, as its job's live check run told the reconciler: stage, turns, last heartbeat. */
+function progressNote(p: LiveProgress | undefined): string {
+  if (!p) return "";
+  const beat = new Date(Date.parse(p.beat)).toISOString().slice(11, 19);
+  return `${p.stage ? `stage ${p.stage}` : "between stages"}${p.turns ? `, ${p.turns} turn${p.turns === 1 ? "" : "s"}` : ""}, last heartbeat ${beat} UTC`;
+}
+
 /** A job's page as a link may hold it: http(s), nothing that ends the link or the table cell. */
 const JOB_PAGE = /^https?:\/\/[^\s()<>|[\]]{1,300}$/;
 
@@ -304,6 +312,7 @@ function renderRow(t: TaskState, node: PlanNode, check: number | undefined, repo
   const a = t.attempt;
   const paths = a?.revision.protectedPaths ?? [];
   const notes = [
+    t.status === "RUNNING" ? progressNote(a?.revision.progress) : "",
     a?.revision.waiting && t.status === "MERGE_READY" ? `waiting for a person: ${a.revision.waiting}` : "",
     a?.revision.iteration && t.status === "RUNNING" ? `revision ${a.revision.iteration}` : "",
     a?.hold ? `held: ${a.hold}` : "",

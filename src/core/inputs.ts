@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { liveProgressSchema } from "./live-progress.js";
 import { checkpointSchema } from "./schemas/checkpoint.js";
 import { taskRetryPolicySchema } from "./schemas/retry-policy.js";
 import { agentTypeSchema, taskBudgetSchema, type AgentType } from "./schemas/common.js";
@@ -46,7 +47,13 @@ const inputs = [
     .object({ kind: z.literal("agent.started"), ...attemptRef, ...iteration, workflowRunId: z.number().int().optional() })
     .describe("The attempt's job is running (workflow_job in_progress)."),
   z
-    .object({ kind: z.literal("agent.heartbeat"), ...attemptRef })
+    .object({
+      kind: z.literal("agent.heartbeat"),
+      ...attemptRef,
+      progress: liveProgressSchema
+        .optional()
+        .describe("What the job's live check run said of the agent's progress (src/core/live-progress.ts)."),
+    })
     .describe("A sign of life of the attempt (a job event or a reconciler sweep)."),
   z
     .object({

@@ -17,6 +17,7 @@
  */
 import { z } from "zod";
 import { feedbackSchema } from "./feedback.js";
+import { liveProgressSchema } from "./live-progress.js";
 import { ADAPTERS } from "./schemas/adapters.js";
 import { taskStatusSchema } from "./schemas/common.js";
 import { RESUME_CLASSES } from "./schemas/retry-policy.js";
@@ -52,6 +53,11 @@ export const revisionRecordSchema = z
     dispatchedAt: z.string().describe("When this run was dispatched."),
     startedAt: z.string().optional().describe("When its job was seen running."),
     lastHeartbeat: z.string().optional().describe("Last sign of life of its job."),
+    progress: liveProgressSchema
+      .optional()
+      .describe(
+        "The agent's latest progress as its job's live check run told it (stage, turns, last tool, last heartbeat), read by the reconciler; shown on the tracker while the task runs (see docs/runner.md#live-progress).",
+      ),
     workflowRunId: z.number().int().optional().describe("Its job's workflow run."),
     priorRunId: z
       .number()

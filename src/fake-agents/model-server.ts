@@ -62,6 +62,22 @@ export interface MessagesRequest {
 /** kind `main`: a conversation turn (it offers tools); `side`: any other Messages call; `count_tokens`; `other`. */
 export interface RecordedRequest extends ScriptedRequestRecord<MessagesRequest, "main" | "side" | "count_tokens" | "other"> {
   query: string;
+  /** A Messages answer's tokens, as its `usage` reports them: input (conversation + system) and output. */
+  tokens?: { input: number; output: number };
+}
+
+/** The tokens of every answered Messages request in `requests` (main and side), summed: what the model would bill. */
+export function tokensOf(requests: readonly RecordedRequest[]): { input: number; output: number; requests: number } {
+  let input = 0;
+  let output = 0;
+  let n = 0;
+  for (const r of requests) {
+    if (!r.tokens) continue;
+    input += r.tokens.input;
+    output += r.tokens.output;
+    n++;
+  }
+  return { input, output, requests: n };
 }
 
 export type InjectedError = ScriptedError<429 | 500 | 503 | 529 | 400 | 401 | 403>;
@@ -212,6 +228,13 @@ export function sseEvents(turn: ScriptedTurn, model: string, inputTokens: number
   return events;
 }
 
+/** Output tokens of one message, as `sseEvents` and `messageBody` count them. */
+function outputTokensOf(turn: ScriptedTurn, streamed: boolean): number {
+  const blocks = blocksOf(turn);
+  if (!streamed) return estimateTokens(blocks);
+  return blocks.reduce((n, b) => n + estimateTokens(b.type === "text" ? b.text : JSON.stringify(b.input)), 0);
+}
+
 /** The non-streamed JSON body of one message. */
 export function messageBody(turn: ScriptedTurn, model: string, inputTokens: number): Record<string, unknown> {
   const blocks = blocksOf(turn);
@@ -309,6 +332,7 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
       }
 
       reply(200);
+      record.tokens = { input: inputTokens, output: outputTokensOf(turn, !!body.stream) };
       if (body.stream) {
         sseHead(res, { "request-id": newId("req") });
         writeSse(res, sseEvents(turn, model, inputTokens, chunkSize));

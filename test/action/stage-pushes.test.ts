@@ -462,4 +462,23 @@ describe("sub-agents started with forge spawn inside the job", () => {
       expect(merges).toBe(`Merge ${w.branch}-helper into ${w.branch}`);
     },
   );
+
+  it.skipIf(!existsSync(FORGE_JS))(
+    "past the job's cap (agent.max_sub_agents) a spawn is refused with exit 2, and result.json records the count and the refusal",
+    async () => {
+      const w = world_({ tasks: [{ id: "t1", type: "2" }], files: { ".forge/stages.yml": '"2": [single]\n' } });
+      const spawn = (name: string) =>
+        `forge spawn --adapter command --command sh --arg -c --arg 'echo ${name} > ${name}.txt' --agent-type 1 --name ${name} --prompt 'write ${name}.txt' --output-format json > "$FORGE_SESSION_DIR/${name}.json"; echo $? > "$FORGE_SESSION_DIR/${name}.code"`;
+      const script = [spawn("first"), spawn("second"), `cp "$FORGE_SESSION_DIR/second.code" second.code`, WALKTHROUGH()].join("\n");
+      const agent = stagesAgent(script, { forgeCli: { command: process.execPath, args: [FORGE_JS] }, maxSubAgents: 1 });
+      const report = await job(w, agent, "t1");
+      if (report.kind !== "attempt") throw new Error(report.kind);
+      expect(report.exitCode, report.result.error).toBe(0);
+      expect(w.show(w.branch, "first.txt")).toBe("first\n");
+      expect(w.show(w.branch, "second.txt")).toBeUndefined();
+      expect(w.show(w.branch, "second.code")).toBe("2\n");
+      expect(report.result.sub_agents).toMatchObject({ limit: 1, spawned: 1, refused: 1, refusals: [{ agentType: "1", depth: 2 }] });
+      expect(report.result.sub_agents!.refusals![0]!.message).toContain("already started 1 sub-agent, its cap (agent.max_sub_agents: 1");
+    },
+  );
 });

@@ -28,6 +28,8 @@ export type Script =
       mergeConflicts?: boolean;
       /** The runner could not open the task's PR (its pushes and calls lost): the App must. */
       noPr?: boolean;
+      /** Called once the job has started, before the gate: what the job does while its agent works (its live check run). */
+      atWork?: (job: JobAtWork) => Promise<void>;
     }
   | {
       kind: "exit";
@@ -50,6 +52,19 @@ export type Script =
   | { kind: "never_start" }
   /** A Captain: commit files on its branch and open a PR to `base` (no record commit). */
   | { kind: "pr"; files: Record<string, string>; base: string; title: string };
+
+/** A job at work, as `atWork` sees it: its token and API, and the attempt it runs. */
+export interface JobAtWork {
+  apiUrl: string;
+  token: string;
+  owner: string;
+  repo: string;
+  branch: string;
+  headSha: string;
+  runId: string;
+  taskId: string;
+  attempt: number;
+}
 
 export interface ScriptedRunner {
   handler: DispatchHandler;
@@ -157,7 +172,8 @@ async function runJob(
   if (script.kind === "never_start") return;
   d.startJob("agent", ["Run Forge"]);
   const [owner, repo, branch] = [d.repo.owner.login, d.repo.name, d.ref.replace(/^refs\/heads\//, "")];
-  const gh = new Octokit({ baseUrl: d.apiUrl, auth: token?.() ?? d.token("agent") });
+  const jobToken = token?.() ?? d.token("agent");
+  const gh = new Octokit({ baseUrl: d.apiUrl, auth: jobToken });
   if (onRequest) instrument(gh as never, newCallStats(), onRequest);
   if (await endsEarly(d, gh, owner, repo, branch, script)) return;
   const started = new Date().toISOString();
@@ -186,6 +202,8 @@ async function runJob(
   let walkthrough: string | undefined;
   let crDocument: [path: string, text: string] | undefined;
   if (script.kind === "success") {
+    if (script.atWork)
+      await script.atWork({ apiUrl: d.apiUrl, token: jobToken, owner, repo, branch, headSha: head, runId, taskId, attempt });
     // A test may hold the agent at work until it has done something else.
     if (script.gate) {
       held.jobs++;

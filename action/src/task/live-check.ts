@@ -11,6 +11,7 @@
 import { asData } from "../../../src/core/render/as-data.js";
 import { executionReportPath } from "../../../src/core/layout.js";
 import { exitMeaning, succeeded } from "../../../src/core/exit-codes.js";
+import { liveProgressLine } from "../../../src/core/live-progress.js";
 import type { LiveEntry } from "../live-report.js";
 import type { TaskAttempt } from "./context.js";
 
@@ -75,6 +76,21 @@ export class LiveCheck {
       "",
       `_Updated at most every ${Math.round(this.intervalMs / 1000)} s. The verdict is on the check run \`forge · ${this.a.ids.taskId}\`._`,
     ];
+    // For the App (src/core/live-progress.ts): the same facts, hidden, read by its reconciler.
+    const beat = entries.at(-1)?.at;
+    if (beat) {
+      // Agent text: no live @mention or Forge marker, even hidden.
+      const tool = tools.at(-1)?.tool && asData(tools.at(-1)!.tool!);
+      lines.push(
+        "",
+        liveProgressLine({
+          ...(stage ? { stage: asData(stage).slice(0, 60) } : {}),
+          turns,
+          ...(tool ? { tool: tool.slice(0, 60) } : {}),
+          beat,
+        }),
+      );
+    }
     return { title, summary: lines.join("\n") };
   }
 

@@ -172,6 +172,7 @@ async function writeResult(
       agent_ms: Math.max(0, Math.round(end.tAgentEnd - end.tAgent)),
       ...(outcome.sentinel ? { sentinel: outcome.sentinel } : {}),
       ...(checkpoint ? { checkpoint } : {}),
+      ...(outcome.subAgents ? { sub_agents: outcome.subAgents } : {}),
     }),
   );
   await writeFile(path.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}\n`);

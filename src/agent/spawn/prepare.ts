@@ -117,7 +117,7 @@ async function admit(sc: SpawnContext): Promise<ChildTicket | { done: SpawnResul
   const socket = parentEnv[HIERARCHY_ENV.socket];
   const ticket = parentEnv[HIERARCHY_ENV.ticket];
   const claimed = parentEnv[ENV.agentType] || undefined;
-  const refuse = async (code: "spawn_not_allowed" | "depth_exceeded", message: string) => ({
+  const refuse = async (code: "spawn_not_allowed" | "depth_exceeded" | "sub_agents_exceeded", message: string) => ({
     done: await finish(sc, 2, { error: { code, message } }),
   });
   const child: ChildTicket = {};
@@ -139,9 +139,12 @@ async function admit(sc: SpawnContext): Promise<ChildTicket | { done: SpawnResul
     }
     if (!answer.ok) {
       if (answer.depth !== undefined && answer.maxDepth !== undefined)
-        sc.depthCheck = { depth: answer.depth, maxDepth: answer.maxDepth, ok: false, remaining: 0 };
+        sc.depthCheck = { depth: answer.depth, maxDepth: answer.maxDepth, ok: answer.code !== "depth_exceeded", remaining: 0 };
       if (answer.caller) sc.traceId = answer.caller.traceId;
-      return refuse(answer.code === "depth_exceeded" ? "depth_exceeded" : "spawn_not_allowed", answer.message);
+      return refuse(
+        answer.code === "depth_exceeded" || answer.code === "sub_agents_exceeded" ? answer.code : "spawn_not_allowed",
+        answer.message,
+      );
     }
     sc.traceId = answer.traceId;
     sc.depthCheck = { depth: answer.depth, maxDepth: answer.maxDepth, ok: true, remaining: Math.max(0, answer.maxDepth - answer.depth) };
@@ -165,6 +168,11 @@ async function admit(sc: SpawnContext): Promise<ChildTicket | { done: SpawnResul
   }
   if (!sc.depthCheck.ok)
     return refuse("depth_exceeded", `spawn depth ${sc.depthCheck.depth} exceeds the budget of ${sc.depthCheck.maxDepth}`);
+  // Forge's own spawn on an agent's behalf is a sub-agent too, and takes a place of the job's cap.
+  if (options.caller !== undefined) {
+    const capped = options.subAgents?.take(sc.depthCheck.depth, options.agentType);
+    if (capped) return refuse("sub_agents_exceeded", capped);
+  }
   return child;
 }
 
@@ -172,7 +180,7 @@ async function admit(sc: SpawnContext): Promise<ChildTicket | { done: SpawnResul
 async function startService(sc: SpawnContext, child: ChildTicket): Promise<void> {
   const { options, depthCheck } = sc;
   try {
-    sc.service = await HierarchyService.start();
+    sc.service = await HierarchyService.start(options.subAgents);
     child.ticket = sc.service.issue({
       ...(options.agentType ? { agentType: options.agentType } : {}),
       depth: depthCheck.depth,

@@ -60,6 +60,14 @@ export function agentAlive(s: Step, input: InputOf<"agent.started" | "agent.hear
     if (input.workflowRunId !== undefined) e.workflowRunId = input.workflowRunId;
   }
   if (!e.lastHeartbeat || Date.parse(e.lastHeartbeat) < s.now) e.lastHeartbeat = at;
+  // The agent's progress as its job reported it: kept when it is news (a newer beat, another stage).
+  const p = input.kind === "agent.heartbeat" ? input.progress : undefined;
+  if (!p || (e.progress && Date.parse(p.beat) < Date.parse(e.progress.beat)) || JSON.stringify(p) === JSON.stringify(e.progress)) return;
+  const before = e.progress;
+  e.progress = { ...p };
+  // A stage reached is an event of the run log; a newer beat within the stage only redraws the tracker.
+  if (p.stage && p.stage !== before?.stage) s.emit("task.progress", t.id, { attempt: t.attempts, message: `stage ${p.stage} reached` });
+  else s.touchTracker();
 }
 
 export function agentLost(s: Step, input: InputOf<"agent.lost">): void {

@@ -187,6 +187,11 @@ export class Step {
     this.trackerDirty = true;
   }
 
+  /** The tracker shows something that changed without an event of its own (a running task's progress). */
+  touchTracker(): void {
+    this.trackerDirty = true;
+  }
+
   /** Add an effect to the outbox; one with the same key, pending or decided just now, is replaced (latest wins). */
   effect(e: Effect): void {
     const outbox = this.j.outbox.slice();

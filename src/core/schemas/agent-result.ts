@@ -99,6 +99,28 @@ export const agentResultSchema = z
       .strict()
       .optional()
       .describe("The runner stopped the agent when it crossed the attempt's budget (exit 20); its work is committed and pushed."),
+    sub_agents: z
+      .object({
+        limit: z.number().int().min(0).describe("The job's cap (`agent.max_sub_agents`)."),
+        spawned: z.number().int().min(0).describe("Sub-agents started, every depth counted."),
+        refused: z.number().int().min(0).describe("Spawns refused because the cap was reached (exit 2, `sub_agents_exceeded`)."),
+        refusals: z
+          .array(
+            z
+              .object({
+                at: z.string().describe("When (ISO-8601)."),
+                agentType: z.string().optional().describe("The type asked for."),
+                depth: z.number().int().min(0).describe("Depth the sub-agent would have run at."),
+                message: z.string().describe("What the spawn answered."),
+              })
+              .strict(),
+          )
+          .optional()
+          .describe("The first refusals (at most 20)."),
+      })
+      .strict()
+      .optional()
+      .describe("Sub-agents of the attempt against the job's cap (see docs/runner.md#sub-agent-cap)."),
     proxy: z
       .object({
         requests: z.number().int().min(0).describe("Model answers that reported usage."),

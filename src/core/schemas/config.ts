@@ -196,6 +196,15 @@ export const forgeConfigSchema = z
         command: z.string().optional().describe("For adapter `command`: the executable to run (environment in, exit code and files out)."),
         max_turns: z.number().int().positive().default(100).describe("Turn limit passed to the agent CLI."),
         max_depth: z.number().int().min(1).max(10).default(3).describe("Spawn depth budget: how deep agent sessions may nest, the task agent's own session counting as 1, so 3 leaves two levels of sub-agents (see docs/runner.md#depth-budget)."),
+        max_sub_agents: z
+          .number()
+          .int()
+          .min(0)
+          .max(100)
+          .default(10)
+          .describe(
+            "Sub-agents one job may start in all, every depth counted (`forge spawn`, type 3's subtasks, the refinery's helpers); past it a spawn is refused with exit 2 and recorded in result.json's `sub_agents` (see docs/runner.md#sub-agent-cap).",
+          ),
         isolation: z
           .enum(["auto", "user", "none"])
           .default("auto")
