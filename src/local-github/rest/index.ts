@@ -17,6 +17,7 @@ import { checkHandlers } from "./checks.js";
 import type { Handler } from "./context.js";
 import { gitDatabaseHandlers } from "./git-database.js";
 import { issueHandlers } from "./issues.js";
+import { issueTreeHandlers } from "./issue-tree.js";
 import { pullHandlers } from "./pulls.js";
 import { repoHandlers } from "./repos.js";
 import { updateBranchHandlers } from "./update-branch.js";
@@ -30,6 +31,7 @@ export const handlers: Record<string, Handler> = {
   ...pullHandlers,
   ...updateBranchHandlers,
   ...issueHandlers,
+  ...issueTreeHandlers,
   ...checkHandlers,
   ...rulesetHandlers,
   ...orgRulesetHandlers,
