@@ -121,6 +121,8 @@ export interface PullData {
   maintainerCanModify: boolean;
   /** logins whose review was requested and not yet given */
   requestedReviewers?: string[];
+  /** auto-merge, while enabled (../auto-merge.ts) */
+  autoMerge?: { who: { actor: User; token?: Token }; method: string; commitTitle?: string; commitMessage?: string; enabledAt: string };
 }
 
 export interface Issue {

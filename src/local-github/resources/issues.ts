@@ -209,7 +209,14 @@ export function pull(
       statuses: { href: `${base}/statuses/${p.headSha}` },
     },
     author_association: model.association(repo, i.user),
-    auto_merge: null,
+    auto_merge: p.autoMerge
+      ? {
+          enabled_by: model.user(p.autoMerge.who.actor),
+          merge_method: p.autoMerge.method,
+          commit_title: p.autoMerge.commitTitle ?? "",
+          commit_message: p.autoMerge.commitMessage ?? "",
+        }
+      : null,
     draft: p.draft,
   };
   if (opts.full) {

@@ -18,6 +18,7 @@ import type { Handler } from "./context.js";
 import { gitDatabaseHandlers } from "./git-database.js";
 import { issueHandlers } from "./issues.js";
 import { issueTreeHandlers } from "./issue-tree.js";
+import { mergeAsyncHandlers } from "./merge-async.js";
 import { pullHandlers } from "./pulls.js";
 import { repoHandlers } from "./repos.js";
 import { updateBranchHandlers } from "./update-branch.js";
@@ -32,6 +33,7 @@ export const handlers: Record<string, Handler> = {
   ...updateBranchHandlers,
   ...issueHandlers,
   ...issueTreeHandlers,
+  ...mergeAsyncHandlers,
   ...checkHandlers,
   ...rulesetHandlers,
   ...orgRulesetHandlers,
