@@ -22,7 +22,6 @@ import { HttpError } from "./auth.js";
 import { protectionOf } from "./branch-protection.js";
 import { checkState } from "./branch-protection.js";
 import type { ActContext, SimCore } from "./domain/index.js";
-import { ZERO } from "./domain/index.js";
 import * as git from "./git/index.js";
 import { enforceMergeRequirements } from "./merge-rules.js";
 import { mergeCommit } from "./merging.js";
@@ -152,7 +151,7 @@ class MergeQueues {
     if (!g) return;
     const repo = this.repoOf(entry);
     if (await git.deleteRef(repo.gitDir, g.ref, g.sha))
-      await this.core.refsChanged(repo, [{ ref: g.ref, before: g.sha, after: ZERO }], entry.who);
+      await this.core.refsChanged(repo, [{ ref: g.ref, before: g.sha, after: null }], entry.who);
     this.core.bus.emit("merge_group", "destroyed", await this.groupPayload(entry, reason), { repo });
     delete entry.group;
   }
