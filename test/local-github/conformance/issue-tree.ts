@@ -184,3 +184,97 @@ export function issueDependencies(): void {
     expect(w.receiver.received.filter((h) => h.event === "issue_dependencies" && h.schemaError)).toEqual([]);
   });
 }
+
+async function pullOn(branch: string, draft = false): Promise<{ number: number; head: string }> {
+  const { data: main } = await w.gh.rest.git.getRef({ owner, repo, ref: "heads/main" });
+  await w.gh.rest.git.createRef({ owner, repo, ref: `refs/heads/${branch}`, sha: main.object.sha });
+  await w.gh.rest.repos.createOrUpdateFileContents({
+    owner,
+    repo,
+    path: `${branch}.txt`,
+    branch,
+    message: branch,
+    content: Buffer.from("x\n").toString("base64"),
+  });
+  const { data: pr } = await w.gh.rest.pulls.create({ owner, repo, head: branch, base: "main", title: branch, draft });
+  return { number: pr.number, head: pr.head.sha };
+}
+
+/** describe("asynchronous merge") */
+export function asyncMerge(): void {
+  it("PUT merge-async answers 202 pending with a uuid, 409 the same uuid while pending, then GET by uuid reads merged", async () => {
+    const pr = await pullOn("async/one");
+    const put = () =>
+      w.gh.request("PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge-async", {
+        owner,
+        repo,
+        pull_number: pr.number,
+        merge_method: "squash",
+      });
+    const first = await put();
+    expect(first.status).toBe(202);
+    expect(first.data).toMatchObject({
+      status: "pending",
+      details: { merge_method: "squash", merge_action: "default", expected_head_sha: pr.head },
+    });
+    const uuid = (first.data.details as { uuid: string }).uuid;
+    const again = await put().catch((e: { status: number; response: { data: unknown } }) => e);
+    // Either still pending (409, the same uuid) or already merged (200): GitHub merges in the background.
+    if ((again as { status: number }).status === 409)
+      expect((again as { response: { data: { details: { uuid: string } } } }).response.data.details.uuid).toBe(uuid);
+    await w.sim.idle();
+    const { data: result } = await w.gh.request("GET /repos/{owner}/{repo}/pulls/{pull_number}/merge-async/{uuid}", {
+      owner,
+      repo,
+      pull_number: pr.number,
+      uuid,
+    });
+    expect(result.status).toBe("merged");
+    const { data: pull } = await w.gh.rest.pulls.get({ owner, repo, pull_number: pr.number });
+    expect(pull.merged).toBe(true);
+    expect((result.details as { sha: string }).sha).toBe(pull.merge_commit_sha);
+    // Merged already: 200 with the merge commit.
+    const done = await put();
+    expect(done.status).toBe(200);
+    expect(done.data).toEqual({ status: "merged", details: { message: "Pull Request successfully merged", sha: pull.merge_commit_sha } });
+    expect(
+      await status(
+        w.gh.request("GET /repos/{owner}/{repo}/pulls/{pull_number}/merge-async/{uuid}", {
+          owner,
+          repo,
+          pull_number: pr.number,
+          uuid: "no-such-uuid",
+        }),
+      ),
+    ).toBe(404);
+  });
+
+  it("a draft is refused at once (400 failed); a head moved before the merge runs makes the result failed", async () => {
+    const draft = await pullOn("async/draft", true);
+    const refused = await w.gh
+      .request("PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge-async", { owner, repo, pull_number: draft.number })
+      .catch((e: { status: number; response: { data: unknown } }) => e);
+    expect((refused as { status: number }).status).toBe(400);
+    expect((refused as { response: { data: unknown } }).response.data).toEqual({
+      status: "failed",
+      details: { message: "Pull Request is still a draft" },
+    });
+    const pr = await pullOn("async/stale");
+    const { data } = await w.gh.request("PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge-async", {
+      owner,
+      repo,
+      pull_number: pr.number,
+      sha: "0".repeat(40),
+    });
+    await w.sim.idle();
+    const uuid = (data.details as { uuid: string }).uuid;
+    const { data: result } = await w.gh.request("GET /repos/{owner}/{repo}/pulls/{pull_number}/merge-async/{uuid}", {
+      owner,
+      repo,
+      pull_number: pr.number,
+      uuid,
+    });
+    expect(result).toEqual({ status: "failed", details: { message: "Head branch was modified. Review and try the merge again." } });
+    expect((await w.gh.rest.pulls.get({ owner, repo, pull_number: pr.number })).data.merged).toBe(false);
+  });
+}
