@@ -62,8 +62,7 @@ async function rulesetMergeViolations(
       const params = rule.parameters ?? {};
       if (rule.type === "merge_queue") {
         if (!viaQueue) add(MERGE_MESSAGES.mergeQueue);
-      }
-      else if (rule.type === "pull_request") {
+      } else if (rule.type === "pull_request") {
         const methods = params.allowed_merge_methods as string[] | undefined;
         if (Array.isArray(methods) && !methods.includes(method)) add(MERGE_MESSAGES.method(method));
         const need = Number(params.required_approving_review_count ?? 0);

@@ -105,7 +105,8 @@ export class SimCore {
     const job = Promise.resolve()
       .then(fn)
       .catch((err: unknown) => {
-        if (!this.closed) this.violation({ kind: "response", id, status: 500, errors: `simulator error: ${(err as Error).stack ?? String(err)}` });
+        if (!this.closed)
+          this.violation({ kind: "response", id, status: 500, errors: `simulator error: ${(err as Error).stack ?? String(err)}` });
       })
       .finally(() => {
         this.jobs.delete(job);

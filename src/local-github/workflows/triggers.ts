@@ -118,7 +118,11 @@ export class WorkflowTriggers {
     const prev = this.triggers.get(repo.id) ?? Promise.resolve();
     const work = prev
       .then(() =>
-        e.event === "push" ? this.onPush(repo, payload) : group ? this.onMergeGroup(repo, payload) : this.onPullRequest(repo, e.action!, payload),
+        e.event === "push"
+          ? this.onPush(repo, payload)
+          : group
+            ? this.onMergeGroup(repo, payload)
+            : this.onPullRequest(repo, e.action!, payload),
       )
       .catch((err: unknown) => {
         if (!this.core.closed)
