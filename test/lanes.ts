@@ -95,6 +95,8 @@ export const LANES: Record<LaneName, string[]> = {
     "test/local-github/git-http.test.ts",
     "test/local-github/git.test.ts",
     "test/local-github/graphql.test.ts",
+    "test/local-github/merge-queue.test.ts",
+    "test/local-github/auto-merge.test.ts",
     "test/local-github/issue-roles.test.ts",
     "test/local-github/latency-profile.test.ts",
     "test/local-github/latency.test.ts",

@@ -132,7 +132,7 @@ const ADMINISTRATION = new Set([
 
 export function requirement(operationId: string): Requirement | "jwt" | "installation" | "public" {
   const [group, name] = operationId.split("/") as [string, string];
-  const write = /^(create|update|delete|merge|add|set|remove|cancel|rerequest)/.test(name);
+  const write = /^(create|update|delete|merge|add|set|remove|cancel|rerequest|reprioritize)/.test(name);
   const lvl: Level = write ? "write" : "read";
   const role: Role = write ? "write" : "read";
   // GET /installation/repositories is called with an installation token ("installation");
@@ -150,6 +150,9 @@ export function requirement(operationId: string): Requirement | "jwt" | "install
   // key — "Anyone with read access to the repository can use this endpoint."
   if (operationId === "actions/get-repo-public-key") return { any: [["secrets", "read"]], role: "read" };
   if (/^actions\/.*-repo-secrets?$/.test(operationId)) return { any: [["secrets", lvl]], role: "admin" };
+  // "People with at least triage permissions for a repository can add sub-issues"
+  // (docs.github.com/issues/tracking-your-work-with-issues/using-issues/adding-sub-issues).
+  if (group === "issues" && write && /sub-issue/.test(name)) return { any: [["issues", "write"]], role: "triage" };
   switch (group) {
     case "repos":
       if (operationId === "repos/get" || operationId === "repos/get-collaborator-permission-level")
@@ -162,7 +165,7 @@ export function requirement(operationId: string): Requirement | "jwt" | "install
     case "git":
       return { any: [["contents", lvl]], role };
     case "pulls":
-      if (operationId === "pulls/merge") return { any: [["contents", "write"]], role: "write" };
+      if (operationId === "pulls/merge" || operationId === "pulls/merge-async") return { any: [["contents", "write"]], role: "write" };
       // "Anyone with read permissions to a repository can create a pull request" (GitHub Docs, "Creating a pull request").
       return {
         any: [["pull_requests", lvl]],

@@ -1,5 +1,6 @@
 // GraphQL at /api/graphql (GHES' path), for the few operations Forge uses:
-//   mutation markPullRequestReadyForReview, convertPullRequestToDraft, createCommitOnBranch
+//   mutation markPullRequestReadyForReview, convertPullRequestToDraft, createCommitOnBranch,
+//            enablePullRequestAutoMerge, disablePullRequestAutoMerge, enqueuePullRequest, dequeuePullRequest (graphql-merge.ts)
 //   query    repository(owner, name) { id nameWithOwner pullRequest(number) { … mergeable mergeStateStatus files(first, after) reviews(first|last, states) } ref(qualifiedName) defaultBranchRef
 //                                     issue(number) { title body createdAt lastEditedAt }
 //                                     object(expression: "<rev>:<path>") { ... on Blob { oid text isBinary isTruncated byteSize } } }
@@ -14,6 +15,7 @@ import { buildSchema, graphql, GraphQLError, type GraphQLFieldResolver, type Gra
 import { authenticate, hasPermission, HttpError, roleAtLeast, roleOf } from "./auth.js";
 import type { SimCore } from "./domain/index.js";
 import * as git from "./git/index.js";
+import { mergeMutations, pullMergeFields, type GraphqlHelpers } from "./graphql-merge.js";
 import { mergeStateOf } from "./mergeability.js";
 import { nodeId } from "./resources/index.js";
 import { commitDate } from "./rest/context.js";
@@ -108,6 +110,7 @@ function pullObject(core: SimCore, repo: Repo, issue: Issue): Record<string, unk
         : null;
     },
     mergeCommit: p.merged && p.mergeCommitSha ? commitObject(core, repo, p.mergeCommitSha) : null,
+    ...pullMergeFields(helpers, core, repo, issue),
     // `mergeable` (MergeableState) and `mergeStateStatus` (MergeStateStatus): GitHub's background
     // job, as REST's `mergeable` and `mergeable_state` (./mergeability.ts) — UNKNOWN while it runs.
     mergeable: async () => {
@@ -291,6 +294,8 @@ async function createCommitOnBranch(
   };
 }
 
+const helpers: GraphqlHelpers = { pullObject, findPull, requireRepoPermission };
+
 function repositoryObject(ctx: Ctx, repo: Repo): Record<string, unknown> {
   const { core } = ctx;
   return {
@@ -406,6 +411,7 @@ export async function handleGraphql(
     }),
     createCommitOnBranch: async ({ input }: { input: Parameters<typeof createCommitOnBranch>[1] }, c: Ctx) =>
       createCommitOnBranch(c, input),
+    ...mergeMutations(helpers),
   };
   const result = await graphql({
     schema: githubSchema(),

@@ -49,6 +49,7 @@ async function rulesetMergeViolations(
   base: string,
   who: ActContext,
   method: string,
+  viaQueue: boolean,
 ): Promise<string[]> {
   const p = issue.pull!;
   const out: string[] = [];
@@ -59,8 +60,9 @@ async function rulesetMergeViolations(
     if (canBypass(repo, set, who, true)) continue;
     for (const rule of set.rules) {
       const params = rule.parameters ?? {};
-      if (rule.type === "merge_queue") add(MERGE_MESSAGES.mergeQueue);
-      else if (rule.type === "pull_request") {
+      if (rule.type === "merge_queue") {
+        if (!viaQueue) add(MERGE_MESSAGES.mergeQueue);
+      } else if (rule.type === "pull_request") {
         const methods = params.allowed_merge_methods as string[] | undefined;
         if (Array.isArray(methods) && !methods.includes(method)) add(MERGE_MESSAGES.method(method));
         const need = Number(params.required_approving_review_count ?? 0);
@@ -71,7 +73,8 @@ async function rulesetMergeViolations(
           const state = checkState(core, repo, p.headSha, c.context, c.integration_id ?? null);
           if (state !== "success") add(MERGE_MESSAGES.check(c.context, state));
         }
-        if (params.strict_required_status_checks_policy === true && !(await git.isAncestor(repo.gitDir, base, p.headSha)))
+        // The queue tests the pull request on the base's tip: being behind does not keep it out.
+        if (!viaQueue && params.strict_required_status_checks_policy === true && !(await git.isAncestor(repo.gitDir, base, p.headSha)))
           add(MERGE_MESSAGES.outOfDate);
       }
     }
@@ -92,11 +95,13 @@ export async function enforceMergeRequirements(
   who: ActContext,
   doc: string,
   method = "merge",
+  /** entering the merge queue: every requirement but the queue's own */
+  viaQueue = false,
 ): Promise<void> {
-  const broken = await rulesetMergeViolations(core, repo, issue, base, who, method);
+  const broken = await rulesetMergeViolations(core, repo, issue, base, who, method, viaQueue);
   if (broken.length) throw new HttpError(405, `Repository rule violations found\n\n${broken.join("\n")}\n`, doc);
   const p = protectionOf(repo, `refs/heads/${issue.pull!.baseRef}`);
-  if (!p || adminExempt(repo, p, who)) return;
+  if (!p || adminExempt(repo, p, who) || viaQueue) return;
   if (p.requiredStatusChecks?.strict && !(await git.isAncestor(repo.gitDir, base, issue.pull!.headSha)))
     throw new HttpError(405, MERGE_MESSAGES.outOfDate, doc);
 }

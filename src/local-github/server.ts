@@ -420,13 +420,15 @@ export async function createSim(options: SimOptions = {}): Promise<Sim> {
       do {
         await core.bus.idle();
         await workflows.idle();
-      } while (workflows.busy());
+        await core.jobsIdle();
+      } while (workflows.busy() || core.working);
       await core.bus.idle();
     },
-    quiet: () => serving <= core.latency.asleep && !core.bus.busy && !workflows.busy(),
+    quiet: () => serving <= core.latency.asleep && !core.bus.busy && !workflows.busy() && !core.working,
     async close() {
       await core.bus.idle().catch(() => undefined);
       await workflows.idle();
+      await core.jobsIdle();
       workflows.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

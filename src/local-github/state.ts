@@ -121,6 +121,8 @@ export interface PullData {
   maintainerCanModify: boolean;
   /** logins whose review was requested and not yet given */
   requestedReviewers?: string[];
+  /** auto-merge, while enabled (../auto-merge.ts) */
+  autoMerge?: { who: { actor: User; token?: Token }; method: string; commitTitle?: string; commitMessage?: string; enabledAt: string };
 }
 
 export interface Issue {
@@ -148,6 +150,12 @@ export interface Issue {
    * last edit": docs.github.com/graphql/reference/objects#issue); unset while never edited.
    */
   lastEditedAt?: string;
+  /** the id of its parent issue (sub-issues: ./rest/issue-tree.ts) */
+  parentId?: number;
+  /** the ids of its sub-issues, in their order */
+  subIssueIds?: number[];
+  /** the ids of the issues it is blocked by (issue dependencies: ./rest/issue-tree.ts) */
+  blockedByIds?: number[];
 }
 
 export interface Comment {
@@ -410,6 +418,12 @@ export class SimState {
     return [...this.installations.values()].filter(
       (i) => i.account.id === repo.owner.id && (i.repositories === "all" || i.repositories.includes(repo.id)),
     );
+  }
+
+  /** An issue (or pull request) by its id, the `id` the REST API gives, not its number. */
+  issueById(id: number): Issue | undefined {
+    for (const i of this.issues.values()) if (i.id === id) return i;
+    return undefined;
   }
 
   userById(id: number): User | undefined {

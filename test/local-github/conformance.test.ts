@@ -10,6 +10,7 @@ import { actions, actionsQueued, actionsRuns, notImplemented, rulesets } from ".
 import { actionsPermissions, actionsSecrets } from "./conformance/actions-settings.js";
 import { branchProtection, manifestApps, orgRulesets } from "./conformance/protection.js";
 import { repositorySettings } from "./conformance/repo-settings.js";
+import { asyncMerge, issueDependencies, subIssues } from "./conformance/issue-tree.js";
 import { owner, status, useConformanceWorld, w } from "./conformance/world.js";
 
 useConformanceWorld();
@@ -31,6 +32,9 @@ describe("actions secrets", actionsSecrets);
 describe("branch protection", branchProtection);
 describe("repository settings", repositorySettings);
 describe("apps from a manifest", manifestApps);
+describe("sub-issues", subIssues);
+describe("issue dependencies", issueDependencies);
+describe("asynchronous merge", asyncMerge);
 
 describe("coverage", () => {
   it("every implemented operation answered a success at least once, with no schema violation", async () => {

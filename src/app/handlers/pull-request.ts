@@ -7,8 +7,12 @@ import type { Context } from "probot";
 import type { AppContext } from "../context.js";
 import { checkPlanPullRequest } from "../plan-check.js";
 
+/** The actions the App acts on; others (labels, the merge queue's `enqueued`/`dequeued`, `auto_merge_*`) are ignored without a call to GitHub. */
+const ACTED_ON = new Set(["opened", "reopened", "synchronize", "closed", "ready_for_review", "edited"]);
+
 export async function onPullRequest(ctx: AppContext, context: Context<"pull_request">): Promise<void> {
   const { payload } = context;
+  if (!ACTED_ON.has(payload.action)) return;
   const rt = await ctx.rtOf(context);
   const pr = payload.pull_request;
   const fromThisRepository = pr.head.repo?.id === payload.repository.id;

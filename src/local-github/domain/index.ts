@@ -93,6 +93,38 @@ export class SimCore {
 
   closed = false;
 
+  /** Work GitHub does in the background (an asynchronous merge, the merge queue, auto-merge): `sim.idle()` waits for it. */
+  private readonly jobs = new Set<Promise<void>>();
+
+  /**
+   * Runs `fn` in the background, one job after the events that caused it; the events it emits are
+   * sent when it ends, and an error it throws is a simulator violation.
+   */
+  background(id: string, fn: () => Promise<void>): void {
+    if (this.closed) return;
+    const job = Promise.resolve()
+      .then(fn)
+      .catch((err: unknown) => {
+        if (!this.closed)
+          this.violation({ kind: "response", id, status: 500, errors: `simulator error: ${(err as Error).stack ?? String(err)}` });
+      })
+      .finally(() => {
+        this.jobs.delete(job);
+        if (!this.closed) this.bus.flush();
+      });
+    this.jobs.add(job);
+  }
+
+  /** Whether background work is under way. */
+  get working(): boolean {
+    return this.jobs.size > 0;
+  }
+
+  /** Resolves once no background work is under way. */
+  async jobsIdle(): Promise<void> {
+    while (this.jobs.size) await Promise.allSettled([...this.jobs]);
+  }
+
   close(): void {
     this.closed = true;
     git.closeReaders(this.root);

@@ -76,6 +76,7 @@ export function issue(model: Model, repo: Repo, i: Issue): O {
     timeline_url: `${u}/timeline`,
     performed_via_github_app: null,
   };
+  if (!i.pull) Object.assign(out, treeFields(model, repo, i));
   if (i.pull) {
     const p = `${model.web()}/${repo.owner.login}/${repo.name}/pull/${i.number}`;
     out.pull_request = {
@@ -88,6 +89,35 @@ export function issue(model: Model, repo: Repo, i: Issue): O {
     out.draft = i.pull.draft;
   }
   return out;
+}
+
+/**
+ * Sub-issues and dependencies as an issue shows them (docs.github.com/rest/issues/sub-issues,
+ * docs.github.com/rest/issues/issue-dependencies): `sub_issues_summary` (closed as completed counts),
+ * `parent_issue_url`, `issue_dependencies_summary` (`blocked_by` counts the open blockers).
+ */
+function treeFields(model: Model, repo: Repo, i: Issue): O {
+  const subs = (i.subIssueIds ?? []).map((id) => model.state.issueById(id)).filter((x): x is Issue => !!x);
+  const done = subs.filter((s) => s.state === "closed" && s.stateReason !== "not_planned").length;
+  const parent = i.parentId !== undefined ? model.state.issueById(i.parentId) : undefined;
+  const parentRepo = parent ? model.state.repos.get(parent.repoId) : undefined;
+  const blockers = (i.blockedByIds ?? []).map((id) => model.state.issueById(id)).filter((x): x is Issue => !!x);
+  const blocking = [...model.state.issues.values()].filter((x) => x.blockedByIds?.includes(i.id));
+  return {
+    sub_issues_summary: {
+      total: subs.length,
+      completed: done,
+      percent_completed: subs.length ? Math.floor((done * 100) / subs.length) : 0,
+    },
+    parent_issue_url:
+      parent && parentRepo ? `${model.api}/repos/${parentRepo.owner.login}/${parentRepo.name}/issues/${parent.number}` : null,
+    issue_dependencies_summary: {
+      blocked_by: blockers.filter((b) => b.state === "open").length,
+      blocking: blocking.filter((b) => b.state === "open").length,
+      total_blocked_by: blockers.length,
+      total_blocking: blocking.length,
+    },
+  };
 }
 
 export function comment(model: Model, repo: Repo, c: Comment): O {
@@ -179,7 +209,14 @@ export function pull(
       statuses: { href: `${base}/statuses/${p.headSha}` },
     },
     author_association: model.association(repo, i.user),
-    auto_merge: null,
+    auto_merge: p.autoMerge
+      ? {
+          enabled_by: model.user(p.autoMerge.who.actor),
+          merge_method: p.autoMerge.method,
+          commit_title: p.autoMerge.commitTitle ?? "",
+          commit_message: p.autoMerge.commitMessage ?? "",
+        }
+      : null,
     draft: p.draft,
   };
   if (opts.full) {

@@ -17,6 +17,8 @@ import { checkHandlers } from "./checks.js";
 import type { Handler } from "./context.js";
 import { gitDatabaseHandlers } from "./git-database.js";
 import { issueHandlers } from "./issues.js";
+import { issueTreeHandlers } from "./issue-tree.js";
+import { mergeAsyncHandlers } from "./merge-async.js";
 import { pullHandlers } from "./pulls.js";
 import { repoHandlers } from "./repos.js";
 import { updateBranchHandlers } from "./update-branch.js";
@@ -30,6 +32,8 @@ export const handlers: Record<string, Handler> = {
   ...pullHandlers,
   ...updateBranchHandlers,
   ...issueHandlers,
+  ...issueTreeHandlers,
+  ...mergeAsyncHandlers,
   ...checkHandlers,
   ...rulesetHandlers,
   ...orgRulesetHandlers,

@@ -1,15 +1,11 @@
 // REST operations of the local GitHub: pull requests (docs.github.com/rest/pulls).
 import { enforceActionsMayCreatePulls } from "../actions-permissions.js";
-import { HttpError } from "../auth.js";
 import * as git from "../git/index.js";
 import type { Issue } from "../state.js";
 import { now } from "../state.js";
-import { enforceProtectionOnMerge } from "../branch-protection.js";
-import { enforceLinearHistoryOnMerge, enforceMergeRequirements } from "../merge-rules.js";
-import { enforceMergeMethod } from "../repo-settings.js";
-import { enforceRules } from "../rule-violations.js";
+import { mergePullRequest } from "../merging.js";
 import type { Handler, RestCtx } from "./context.js";
-import { act, checkBodyLength, diffEntry, emit, identity, invalid, newIssue, notFound, ok, repoOf, setIssueState, str } from "./context.js";
+import { act, checkBodyLength, diffEntry, emit, invalid, newIssue, notFound, ok, repoOf, setIssueState, str } from "./context.js";
 
 function pullOf(ctx: RestCtx): Issue {
   const repo = repoOf(ctx);
@@ -139,63 +135,14 @@ export const pullHandlers: Record<string, Handler> = {
   // docs.github.com/rest/pulls/pulls#merge-a-pull-request: 405 when it cannot be merged (also
   // "Base branch was modified" when a concurrent merge moved the base), 409 when `sha` is not the head.
   "pulls/merge": async (ctx) => {
-    const repo = repoOf(ctx);
-    const issue = pullOf(ctx);
-    const p = issue.pull!;
     const b = ctx.body ?? {};
-    if (p.merged) throw new HttpError(405, "Pull Request is not mergeable", ctx.doc);
-    if (issue.state !== "open") throw new HttpError(405, "Pull Request is not mergeable", ctx.doc);
-    if (p.draft) throw new HttpError(405, "Pull Request is still a draft", ctx.doc);
-    const head = p.headRepoId !== undefined ? p.headSha : await git.resolveRef(repo.gitDir, `refs/heads/${p.headRef}`);
-    if (!head) throw new HttpError(405, "Pull Request is not mergeable", ctx.doc);
-    if (str(b, "sha") && str(b, "sha") !== p.headSha)
-      throw new HttpError(409, "Head branch was modified. Review and try the merge again.", ctx.doc);
-    const method = str(b, "merge_method") ?? "merge";
-    // The repository's settings first: a method they leave out is refused whatever the branch's rules.
-    enforceMergeMethod(repo, method, ctx.doc);
-    const baseRef = `refs/heads/${p.baseRef}`;
-    const base = await git.resolveRef(repo.gitDir, baseRef);
-    if (!base) throw new HttpError(405, "Pull Request is not mergeable", ctx.doc);
-    // Branch protection: approving reviews and required status checks (405); the rulesets' and
-    // protection's pull request requirements (approvals, checks, up to date, linear history).
-    enforceProtectionOnMerge(ctx.core, repo, issue, act(ctx), ctx.doc);
-    await enforceMergeRequirements(ctx.core, repo, issue, base, act(ctx), ctx.doc, method);
-    enforceLinearHistoryOnMerge(repo, issue, method, act(ctx), ctx.doc);
-    const tree = await git.mergeTrees(repo.gitDir, base, p.headSha);
-    if (!tree) throw new HttpError(405, "Pull Request is not mergeable", ctx.doc);
-    const who = identity(ctx, undefined);
-    let sha: string;
-    if (method === "merge") {
-      const title = str(b, "commit_title") ?? `Merge pull request #${issue.number} from ${repo.owner.login}/${p.headRef}`;
-      const message = `${title}\n\n${str(b, "commit_message") ?? issue.title}\n`;
-      sha = await git.commitTree(repo.gitDir, tree, [base, p.headSha], message, who, who, ctx.core.sign);
-    } else if (method === "squash") {
-      const title = str(b, "commit_title") ?? `${issue.title} (#${issue.number})`;
-      const message = `${title}\n\n${str(b, "commit_message") ?? ""}`.trimEnd() + "\n";
-      sha = await git.commitTree(repo.gitDir, tree, [base], message, who, who, ctx.core.sign);
-    } else {
-      // Rebase replays the head's commits on the base; the simulator supports the linear case. GitHub
-      // cannot sign the commits it rewrites ("About commit signature verification"): they are unsigned.
-      const mb = await git.mergeBase(repo.gitDir, base, p.headSha);
-      if (mb !== base) throw new HttpError(405, "This branch can't be rebased", ctx.doc);
-      sha = base;
-      for (const c of await git.revList(repo.gitDir, base, p.headSha)) {
-        const info = await git.readCommit(repo.gitDir, c);
-        if (info.parents.length > 1) throw new HttpError(405, "This branch can't be rebased", ctx.doc);
-        sha = await git.commitTree(repo.gitDir, info.tree, [sha], info.message, info.author, who);
-      }
-    }
-    // The rulesets judge the write the merge makes: its commit (a merge commit under linear history is refused).
-    await enforceRules(ctx.core, repo, { ref: baseRef, before: base, after: sha }, act(ctx), ctx.doc, 405);
-    // Another merge moved the base meanwhile: GitHub answers 405 with this message (not 409, which
-    // is only for a `sha` that is not the head), and the merge may simply be tried again.
-    if (!(await git.updateRef(repo.gitDir, baseRef, sha, base)))
-      throw new HttpError(405, "Base branch was modified. Review and try the merge again.", ctx.doc);
-    p.mergeCommitSha = sha;
-    // The ref change emits push; the PR is then marked merged (closed with merged: true).
-    await ctx.core.refsChanged(repo, [{ ref: baseRef, before: base, after: sha }], act(ctx));
-    if (!p.merged) await ctx.core.markMerged(repo, issue, act(ctx), sha);
-    else p.mergeCommitSha = sha;
+    const sha = await mergePullRequest(ctx.core, repoOf(ctx), pullOf(ctx), act(ctx), {
+      doc: ctx.doc,
+      method: str(b, "merge_method") ?? "merge",
+      sha: str(b, "sha"),
+      commitTitle: str(b, "commit_title"),
+      commitMessage: str(b, "commit_message"),
+    });
     return ok({ sha, merged: true, message: "Pull Request successfully merged" });
   },
   "pulls/list-files": async (ctx) => {

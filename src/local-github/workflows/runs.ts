@@ -14,7 +14,7 @@ import { dispatchedRun, type DispatchedRun, type DispatchHandler } from "./dispa
 
 /** What a new run is: its event, the ref and commit its jobs see, its head, its actor. */
 export interface RunSpec {
-  event: "workflow_dispatch" | "push" | "pull_request";
+  event: "workflow_dispatch" | "push" | "pull_request" | "merge_group";
   /** GITHUB_REF, GITHUB_SHA */
   ref: string;
   sha: string;

@@ -111,12 +111,19 @@ export class WorkflowTriggers {
     if (!repo || !e.startsWorkflows || repo.forkOf !== undefined || this.core.closed) return;
     // A repository whose Actions permissions say disabled runs nothing.
     if (!actionsEnabled(repo)) return;
-    if (e.event !== "push" && !(e.event === "pull_request" && e.action && e.action !== "closed")) return;
+    const group = e.event === "merge_group" && e.action === "checks_requested";
+    if (e.event !== "push" && !group && !(e.event === "pull_request" && e.action && e.action !== "closed")) return;
     // The triggering event's payload, as the job reads it at GITHUB_EVENT_PATH.
     const payload = e.payload;
     const prev = this.triggers.get(repo.id) ?? Promise.resolve();
     const work = prev
-      .then(() => (e.event === "push" ? this.onPush(repo, payload) : this.onPullRequest(repo, e.action!, payload)))
+      .then(() =>
+        e.event === "push"
+          ? this.onPush(repo, payload)
+          : group
+            ? this.onMergeGroup(repo, payload)
+            : this.onPullRequest(repo, e.action!, payload),
+      )
       .catch((err: unknown) => {
         if (!this.core.closed)
           this.core.violation({
@@ -198,6 +205,33 @@ export class WorkflowTriggers {
         actor,
         inputs: {},
         displayTitle: issue.title,
+        eventPayload: payload,
+      });
+    }
+  }
+
+  /**
+   * A merge group's checks requested: the group's workflows that have `on: merge_group` run on its
+   * head (GITHUB_REF the `gh-readonly-queue/…` branch, GITHUB_SHA its head), as "Events that trigger
+   * workflows" describes `merge_group` (activity type `checks_requested`; `branches` filters the base).
+   */
+  private async onMergeGroup(repo: Repo, payload: Record<string, unknown>): Promise<void> {
+    const g = payload.merge_group as { head_sha: string; head_ref: string; base_ref: string; head_commit: { message?: string } };
+    const actor = this.actorOf(payload);
+    if (!actor) return;
+    const base = g.base_ref.replace(/^refs\/heads\//, "");
+    for (const wf of await this.files.workflowsAt(repo, g.head_sha)) {
+      if (!("merge_group" in wf.triggers) || !refPasses(wf.triggers.merge_group, "branch", base)) continue;
+      await this.startTriggered(repo, wf, {
+        event: "merge_group",
+        ref: g.head_ref,
+        sha: g.head_sha,
+        headBranch: g.head_ref.replace(/^refs\/heads\//, ""),
+        headSha: g.head_sha,
+        headRepoId: repo.id,
+        actor,
+        inputs: {},
+        displayTitle: (g.head_commit.message ?? "").split("\n")[0] || wf.path,
         eventPayload: payload,
       });
     }

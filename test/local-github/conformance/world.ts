@@ -110,6 +110,8 @@ export function useConformanceWorld(): void {
         "workflow_run",
         "workflow_job",
         "workflow_dispatch",
+        "sub_issues",
+        "issue_dependencies",
       ],
     }).id;
     w.installationId = w.sim.control.install(w.appId, owner, [`${owner}/${repo}`]).id;
