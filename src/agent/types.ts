@@ -6,9 +6,9 @@ import type { AgentUser } from "./isolation.js";
 import type { ExitCode, ExitStatus } from "../core/exit-codes.js";
 import type { Masker } from "./secrets.js";
 
-/** Agent adapters: Claude Code CLI, Codex CLI, or any executable. */
-export type AdapterName = "claude" | "codex" | "command";
-export const ADAPTER_NAMES: readonly AdapterName[] = ["claude", "codex", "command"];
+/** Agent adapters: Claude Code CLI, Codex CLI, Gemini CLI, or any executable. */
+export type AdapterName = "claude" | "codex" | "gemini" | "command";
+export const ADAPTER_NAMES: readonly AdapterName[] = ["claude", "codex", "gemini", "command"];
 
 /** Kinds of agents Forge spawns: the DAG's agent types, the Captain, and the sentinel roles. */
 export const AGENT_KINDS = [

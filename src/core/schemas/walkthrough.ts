@@ -28,7 +28,7 @@ export const walkthroughFrontmatterSchema = z
       .describe("Tests the agent ran and their results."),
     risks: z.array(z.string()).default([]).describe("Risks the reviewer should know; each becomes a warning event."),
     followups: z.array(z.string()).default([]).describe("Work left for later; bug-like ones spawn follow-up agents."),
-    agent: z.string().optional().describe("Agent adapter that did the work (claude, codex, command)."),
+    agent: z.string().optional().describe("Agent adapter that did the work (claude, codex, gemini, command)."),
     model: z.string().optional().describe("Model used, where known."),
     cost_usd: z.number().min(0).optional().describe("Model cost in US dollars, where known."),
     turns: z.number().int().min(0).optional().describe("Agent turns used, where known."),
