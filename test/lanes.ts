@@ -119,6 +119,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/security/replayed-commands.test.ts",
     "test/security/state-branch-ruleset.test.ts",
     "test/agent/model-proxy.test.ts",
+    "test/agent/gemini-proxy.test.ts",
     // git on real repositories, nothing else started.
     "test/action/captain.test.ts",
     "test/action/git.test.ts",

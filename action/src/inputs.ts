@@ -128,6 +128,7 @@ export const actionInputSchema = z.object({
   command: z.string().transform((v) => v || undefined),
   anthropicApiKey: z.string().transform((v) => v || undefined),
   openaiApiKey: z.string().transform((v) => v || undefined),
+  geminiApiKey: z.string().transform((v) => v || undefined),
   gitUserName: z.string().min(1, "is empty"),
   gitUserEmail: z.string().min(1, "is empty"),
 });
@@ -145,6 +146,7 @@ export const INPUT_NAMES: Record<keyof z.input<typeof actionInputSchema>, string
   command: "command",
   anthropicApiKey: "anthropic-api-key",
   openaiApiKey: "openai-api-key",
+  geminiApiKey: "gemini-api-key",
   gitUserName: "git-user-name",
   gitUserEmail: "git-user-email",
 };

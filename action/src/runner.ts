@@ -159,7 +159,12 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
   try {
     const { input, jobEnv } = readJob(env);
 
-    const masker = new Masker().add(input.githubToken).add(input.anthropicApiKey).add(input.openaiApiKey).add(jobEnv.actionsRuntimeToken);
+    const masker = new Masker()
+      .add(input.githubToken)
+      .add(input.anthropicApiKey)
+      .add(input.openaiApiKey)
+      .add(input.geminiApiKey)
+      .add(jobEnv.actionsRuntimeToken);
     for (const v of masker.values()) core.setSecret(v);
 
     const [owner, repo] = jobEnv.repository.split("/") as [string, string];
@@ -198,6 +203,8 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
       );
     if (adapter === "codex" && !input.openaiApiKey && !env.OPENAI_API_KEY)
       core.warning("openai-api-key is empty and OPENAI_API_KEY is not set: Codex will not be able to call the model.");
+    if (adapter === "gemini" && !input.geminiApiKey && !env.GEMINI_API_KEY && !env.GOOGLE_API_KEY)
+      core.warning("gemini-api-key is empty and GEMINI_API_KEY is not set: Gemini CLI will not be able to call the model.");
     // The agent gets nothing of the job's credentials: the model through the runner's proxy, and
     // its own OS user when it can have one (removed with every process of it by `access.close()`).
     const access = await agentAccess({
@@ -206,6 +213,7 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
       env,
       ...(input.anthropicApiKey ? { anthropicApiKey: input.anthropicApiKey } : {}),
       ...(input.openaiApiKey ? { openaiApiKey: input.openaiApiKey } : {}),
+      ...(input.geminiApiKey ? { geminiApiKey: input.geminiApiKey } : {}),
       warn: (m) => core.warning(m),
     });
     if (access.runAs) core.info(`The agent runs as the OS user ${access.runAs.user} (uid ${access.runAs.uid}).`);
