@@ -151,6 +151,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/agent/cli.test.ts",
     "test/agent/codex.test.ts",
     "test/agent/codex-real.test.ts",
+    "test/agent/gemini-real.test.ts",
     "test/agent/resume-real.test.ts",
     "test/agent/hierarchy-service.test.ts",
     "test/agent/isolation.test.ts",

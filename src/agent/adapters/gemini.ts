@@ -12,6 +12,8 @@
  *   and, last, `result` (`status` success|error, `error { type, message }`, `stats`: `input_tokens`,
  *   `output_tokens`, `cached`, `input`, `tool_calls`, `models.<model>.{input_tokens, output_tokens,
  *   cached, input, total_tokens}`). No cost is reported; its tokens are priced by `prices`.
+ * - `--include-directories <dir>`: the CLI's file tools refuse paths outside the workspace (the
+ *   checkout); Forge's session directory and its report files' folders are added to it.
  * - `--approval-mode yolo`: no tool call waits for a person; `--skip-trust`: the checkout is trusted
  *   for this session (an untrusted folder would be refused in headless mode).
  * - `-m`: always a concrete model — the default `auto` router asks the model first which model to use
@@ -27,14 +29,16 @@
  *   conversations (`tmp/<project>/chats/`) are kept there too, for a resumed attempt.
  * - Errors: the CLI retries 429s and 5xx itself (`general.maxAttempts`, default 10, with backoff); a
  *   quota it deems terminal (`limit: 0`, a daily quota, a retry delay over 5 minutes) ends at once.
- *   Either way the session ends with a `result` whose `error.message` carries the API's message,
- *   which Forge's rate-limit check reads. An auth failure exits 41, bad input 42, bad config 52.
+ *   Either way the session ends with exit 173 and a `result` whose `error.message` carries the API's
+ *   message (`[API Error: …]`), which Forge's rate-limit check reads. An auth failure exits 41, bad
+ *   input 42, bad config 52.
  * The prompt goes on stdin when it is longer than one argument may be (`-p` is appended to stdin's
  * input); its key is GEMINI_API_KEY (or GOOGLE_API_KEY).
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pickEnv } from "../env.js";
+import { sessionWritableDirs } from "./codex.js";
 import {
   oneLine,
   type Adapter,
@@ -47,6 +51,9 @@ import {
 
 /** Variables Gemini CLI reads: its key and endpoint, its own switches. GEMINI_CLI_HOME is Forge's. */
 export const GEMINI_ENV = ["GEMINI_*", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"];
+
+/** The CLI's exit codes Forge reads (the CLI's ExitCodes, and 173 for a 429 it gave up on). */
+export const GEMINI_EXIT = { auth: 41, input: 42, config: 52, quota: 173 } as const;
 
 /** The model when none is configured (the CLI's own default, not its `auto` router). */
 export const GEMINI_DEFAULT_MODEL = "gemini-2.5-pro";
@@ -131,11 +138,15 @@ export function geminiHome(input: Pick<AdapterInput, "forgeEnv" | "cwd">): strin
   return path.join(input.forgeEnv.FORGE_SESSION_DIR ?? input.cwd, "gemini-home");
 }
 
-export function geminiArgs(input: Pick<AdapterInput, "prompt" | "model" | "resumeSession">): { args: string[]; stdin?: string } {
+export function geminiArgs(
+  input: Pick<AdapterInput, "prompt" | "model" | "resumeSession" | "cwd"> & { forgeEnv?: Record<string, string> },
+): { args: string[]; stdin?: string } {
   const viaStdin = Buffer.byteLength(input.prompt, "utf8") > ARG_LIMIT;
   // `-p` is appended to stdin's input: a prompt too long for an argument goes there whole.
   const args = ["-p", viaStdin ? "Follow the instructions above." : input.prompt];
   args.push("--approval-mode", "yolo", "--skip-trust", "-o", "stream-json", "-m", input.model || GEMINI_DEFAULT_MODEL);
+  // Its file tools write only inside the workspace: the session directory and the reports' folders join it.
+  for (const dir of sessionWritableDirs(input.cwd, input.forgeEnv)) args.push("--include-directories", dir);
   // A resumed attempt continues the earlier session's conversation: the prompt is its next turn.
   if (input.resumeSession) args.push("-r", input.resumeSession);
   return viaStdin ? { args, stdin: input.prompt } : { args };
@@ -287,6 +298,8 @@ export class GeminiStreamParser implements OutputParser {
     if (this.#lastText !== undefined) outcome.result = this.#lastText;
     if (this.#model) outcome.model = this.#model;
     if (this.#sessionId) outcome.sessionId = this.#sessionId;
+    // The CLI's exit code for an API error it gave up on after a 429 (its retries spent, or a quota).
+    if (exitCode === GEMINI_EXIT.quota) outcome.apiErrorStatus = 429;
     if (this.#errors.length > 0) outcome.errorText = this.#errors.join("\n");
     else if (exitCode === 0 && !r) outcome.errorText = "gemini ended without a result event";
     return outcome;
