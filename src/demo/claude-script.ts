@@ -153,7 +153,8 @@ function revisionPlan(text: string, r: ScriptedRevision, taskId: string, workdir
   return turns;
 }
 
-function plan(text: string, captain?: CaptainAnswer): ScriptedTurn[] {
+/** The turns of one demo session, in Claude Code's tool calls, from its stage prompt `text`. */
+export function demoPlan(text: string, captain?: CaptainAnswer): ScriptedTurn[] {
   const workdir = /- Repository checkout: (\S+)/.exec(text)?.[1];
   const wtPath = /- Walkthrough: (\S+)/.exec(text)?.[1];
   const crPath = /- Change Request \(exit 11\): (\S+)/.exec(text)?.[1];
@@ -240,7 +241,7 @@ export function demoClaudeScript(maxTurns = 12, captain?: CaptainAnswer): Array<
     const text = firstUserText(req);
     const key = createHash("sha256").update(text).digest("hex");
     let p = plans.get(key);
-    if (!p) plans.set(key, (p = plan(text, captain)));
+    if (!p) plans.set(key, (p = demoPlan(text, captain)));
     return p[req.turn] ?? { text: "Done.\nFORGE_EXIT=0" };
   };
   return Array.from({ length: maxTurns }, () => turn);
