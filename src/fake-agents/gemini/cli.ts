@@ -1,9 +1,9 @@
 // The real Gemini CLI, offline: its binary, and a home whose settings send every model request to the
 // scripted Gemini server with an API key (not the "gateway" auth GOOGLE_GEMINI_BASE_URL selects by
 // itself, which headless mode refuses) and turn off what would reach the network otherwise.
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { geminiSettings, writeGeminiSettings } from "../../agent/adapters/gemini.js";
 
 /** `node_modules/.bin/gemini` of this package. */
 export function geminiBinary(): string {
@@ -23,7 +23,14 @@ export function offlineGeminiEnv(
   extra: Record<string, string> = {},
   opts: { maxAttempts?: number } = {},
 ): Record<string, string> {
-  writeGeminiSettings(home, geminiSettings({ maxAttempts: opts.maxAttempts ?? 1 }));
+  const settings = {
+    security: { auth: { selectedType: "gemini-api-key" }, folderTrust: { enabled: false } },
+    privacy: { usageStatisticsEnabled: false },
+    telemetry: { enabled: false },
+    general: { enableAutoUpdate: false, enableAutoUpdateNotification: false, maxAttempts: opts.maxAttempts ?? 1 },
+  };
+  mkdirSync(path.join(home, ".gemini"), { recursive: true });
+  writeFileSync(path.join(home, ".gemini", "settings.json"), `${JSON.stringify(settings, null, 2)}\n`);
   return {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     HOME: home,
