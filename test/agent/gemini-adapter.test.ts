@@ -5,6 +5,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { inAgentHome } from "../../action/src/task/files.js";
 import { geminiAdapter, geminiArgs, GeminiStreamParser, geminiTools } from "../../src/agent/adapters/gemini.js";
 import { allowedToolsFor } from "../../src/agent/hierarchy.js";
 
@@ -63,7 +64,7 @@ describe("the Gemini CLI adapter", () => {
       passEnv: [],
       extraEnv: {},
     });
-    const home = path.join(sessionDir, "gemini-home");
+    const home = path.join(sessionDir, "home");
     expect(inv.env).toMatchObject({ GEMINI_CLI_HOME: home, GEMINI_API_KEY: "tok", GEMINI_CLI_NO_RELAUNCH: "true" });
     expect(inv.env.GITHUB_TOKEN).toBeUndefined();
     expect(inv.env.ANTHROPIC_API_KEY).toBeUndefined();
@@ -82,6 +83,10 @@ describe("the Gemini CLI adapter", () => {
     expect(settings.tools.core).toContain("run_shell_command");
     expect(settings.tools.exclude).toContain("invoke_agent");
     expect(readFileSync(path.join(home, ".gemini", "GEMINI.md"), "utf8")).toBe("You are a type 3 agent.\n");
+    // The session's own HOME: none of it (settings, GEMINI.md, the raw conversation) goes into the published record.
+    writeFileSync(path.join(sessionDir, "transcript.log"), "");
+    expect(inAgentHome(sessionDir, path.join("home", ".gemini", "GEMINI.md"))).toBe(true);
+    expect(inAgentHome(sessionDir, path.join("home", ".gemini", "tmp", "w", "chats", "session-x.jsonl"))).toBe(true);
   });
 
   it("reads stream-json: turns, tool calls by Forge's names, busy while a tool runs, the final text, tokens and the session", () => {

@@ -188,7 +188,7 @@ describe("Gemini CLI adapter with the real CLI", () => {
     expect(declared).not.toContain("google_web_search");
     expect(server.exhausted()).toBe(false);
     // The CLI's home is the session's: its settings were written there.
-    const home = path.join(sessionDir, out.manifest.stages[0]!.session_dirs[0]!, "gemini-home", ".gemini");
+    const home = path.join(sessionDir, out.manifest.stages[0]!.session_dirs[0]!, "home", ".gemini");
     expect(JSON.parse(readFileSync(path.join(home, "settings.json"), "utf8"))).toMatchObject({
       security: { auth: { selectedType: "gemini-api-key" } },
       general: { maxAttempts: 1 },
@@ -267,7 +267,7 @@ describe("Gemini CLI adapter with the real CLI: sub-agents, stalls, rate limits,
     const child = JSON.parse(readFileSync(path.join(sessionDir, "child.json"), "utf8")) as Record<string, unknown>;
     expect(child).toMatchObject({ status: "success", exit_code: 0, depth: 2, trace_id: r.traceId, agent_type: "1", adapter: "gemini" });
     // The sub-agent ran in its own CLI home, under its own session directory.
-    expect(existsSync(path.join(String(child.session_dir), "gemini-home", ".gemini", "settings.json"))).toBe(true);
+    expect(existsSync(path.join(String(child.session_dir), "home", ".gemini", "settings.json"))).toBe(true);
     expect(JSON.parse(readFileSync(path.join(sessionDir, "refused.json"), "utf8"))).toMatchObject({
       exit_code: 2,
       error: { code: "spawn_not_allowed" },

@@ -19,7 +19,7 @@
  * - `-m`: always a concrete model — the default `auto` router asks the model first which model to use
  *   (a JSON-schema call outside the conversation).
  * - Its home: GEMINI_CLI_HOME (it stands for the home directory; the CLI keeps `.gemini/` in it) is
- *   the session's own `gemini-home/`, holding `.gemini/settings.json` and `.gemini/GEMINI.md`. The
+ *   the session's own `home/`, holding `.gemini/settings.json` and `.gemini/GEMINI.md`. The
  *   settings are the runner's own (its GEMINI_CLI_HOME's or HOME's `.gemini/settings.json`) with
  *   Forge's on top: the auth type `gemini-api-key` — GOOGLE_GEMINI_BASE_URL (the model proxy) alone
  *   makes the CLI pick a "gateway" auth that headless mode refuses with exit 41 — the tools of the
@@ -133,9 +133,14 @@ function runnerSettings(env: NodeJS.ProcessEnv): Json {
   }
 }
 
-/** The session's CLI home: under the session directory (or `cwd` for a session without one). */
+/**
+ * The session's CLI home: the session folder's `home/`, the same folder that is its HOME when it runs
+ * as its own OS user — kept out of the record the runner publishes (action/src/task/files.ts
+ * `inAgentHome`): its settings, GEMINI.md (a protected instruction file's name) and raw conversation
+ * are not the work. The conversation travels apart, masked, for a resumed attempt.
+ */
 export function geminiHome(input: Pick<AdapterInput, "forgeEnv" | "cwd">): string {
-  return path.join(input.forgeEnv.FORGE_SESSION_DIR ?? input.cwd, "gemini-home");
+  return path.join(input.forgeEnv.FORGE_SESSION_DIR ?? input.cwd, "home");
 }
 
 export function geminiArgs(
