@@ -283,7 +283,8 @@ describe("Gemini CLI adapter with the real CLI: sub-agents, stalls, rate limits,
       ],
     });
     const events: ProgressEvent[] = [];
-    const idleMs = 10_000;
+    // Long enough for the CLI to start and write on a busy machine (it starts in about 4 s idle); a stall is still told apart.
+    const idleMs = 15_000;
     const r = await spawnAgent({
       adapter: "gemini",
       binary: geminiBinary(),
