@@ -10,7 +10,8 @@ import { prepareAgentUser, releaseAgentUser, type AgentUser, type IsolationMode 
 import { startModelProxy, type ModelProxy } from "../../src/agent/model-proxy.js";
 
 /** Model keys a runner environment may hold: they never reach the agent. */
-const MODEL_KEYS = /^(ANTHROPIC_API_KEY|ANTHROPIC_AUTH_TOKEN|OPENAI_API_KEY|CODEX_API_KEY|AZURE_OPENAI_API_KEY|CLAUDE_CODE_OAUTH_TOKEN)$/;
+const MODEL_KEYS =
+  /^(ANTHROPIC_API_KEY|ANTHROPIC_AUTH_TOKEN|OPENAI_API_KEY|CODEX_API_KEY|AZURE_OPENAI_API_KEY|CLAUDE_CODE_OAUTH_TOKEN|GEMINI_API_KEY|GOOGLE_API_KEY)$/;
 
 export interface AgentAccess {
   /** The environment the agent layer picks from: no job credentials, no model keys. */
@@ -30,6 +31,7 @@ export async function agentAccess(o: {
   env: NodeJS.ProcessEnv;
   anthropicApiKey?: string;
   openaiApiKey?: string;
+  geminiApiKey?: string;
   warn: (message: string) => void;
 }): Promise<AgentAccess> {
   const env: NodeJS.ProcessEnv = Object.fromEntries(
@@ -51,6 +53,15 @@ export async function agentAccess(o: {
       proxy = await startModelProxy({ upstream: o.env.OPENAI_BASE_URL || "https://api.openai.com/v1", key, api: "openai" });
       extraEnv.OPENAI_BASE_URL = proxy.url;
       keyName = "OPENAI_API_KEY";
+    }
+  } else if (o.adapter === "gemini") {
+    const key = o.geminiApiKey || o.env.GEMINI_API_KEY || o.env.GOOGLE_API_KEY;
+    if (key) {
+      const upstream = o.env.GOOGLE_GEMINI_BASE_URL || "https://generativelanguage.googleapis.com";
+      proxy = await startModelProxy({ upstream, key, api: "gemini" });
+      // The adapter's settings select the `gemini-api-key` auth, which sends the token as x-goog-api-key.
+      extraEnv.GOOGLE_GEMINI_BASE_URL = proxy.url;
+      keyName = "GEMINI_API_KEY";
     }
   }
   const modelSession =

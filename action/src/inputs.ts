@@ -123,11 +123,12 @@ export const actionInputSchema = z.object({
     .regex(/^[1-9][0-9]*$/, "must be a whole number from 1 (the App dispatches `attempt` as a string)")
     .transform(Number),
   context: contextInputSchema,
-  adapter: z.union([z.literal(""), z.enum(["claude", "codex", "command"])]).transform((v) => (v === "" ? undefined : v)),
+  adapter: z.union([z.literal(""), z.enum(["claude", "codex", "gemini", "command"])]).transform((v) => (v === "" ? undefined : v)),
   model: z.string().transform((v) => v || undefined),
   command: z.string().transform((v) => v || undefined),
   anthropicApiKey: z.string().transform((v) => v || undefined),
   openaiApiKey: z.string().transform((v) => v || undefined),
+  geminiApiKey: z.string().transform((v) => v || undefined),
   gitUserName: z.string().min(1, "is empty"),
   gitUserEmail: z.string().min(1, "is empty"),
 });
@@ -145,6 +146,7 @@ export const INPUT_NAMES: Record<keyof z.input<typeof actionInputSchema>, string
   command: "command",
   anthropicApiKey: "anthropic-api-key",
   openaiApiKey: "openai-api-key",
+  geminiApiKey: "gemini-api-key",
   gitUserName: "git-user-name",
   gitUserEmail: "git-user-email",
 };

@@ -160,7 +160,12 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
   try {
     const { input, jobEnv } = readJob(env);
 
-    const masker = new Masker().add(input.githubToken).add(input.anthropicApiKey).add(input.openaiApiKey).add(jobEnv.actionsRuntimeToken);
+    const masker = new Masker()
+      .add(input.githubToken)
+      .add(input.anthropicApiKey)
+      .add(input.openaiApiKey)
+      .add(input.geminiApiKey)
+      .add(jobEnv.actionsRuntimeToken);
     for (const v of masker.values()) core.setSecret(v);
 
     const [owner, repo] = jobEnv.repository.split("/") as [string, string];
@@ -193,16 +198,7 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
     });
     await ensureRepository(git, remote);
 
-    if (adapter === "claude" && !input.anthropicApiKey && !env.ANTHROPIC_API_KEY)
-      core.warning(
-        "anthropic-api-key is empty and ANTHROPIC_API_KEY is not set: Claude Code will not be able to call the model. Pass `anthropic-api-key: ${{ secrets.ANTHROPIC_API_KEY }}`.",
-      );
-    if (config.agent.long_context && adapter === "claude" && !onAnthropicApi(env))
-      core.warning(
-        "agent.long_context is on, but Claude Code does not talk to Anthropic's API here (ANTHROPIC_BASE_URL, Vertex or Bedrock): the 1M-token context stays off.",
-      );
-    if (adapter === "codex" && !input.openaiApiKey && !env.OPENAI_API_KEY)
-      core.warning("openai-api-key is empty and OPENAI_API_KEY is not set: Codex will not be able to call the model.");
+    warnMissingKeys(adapter, input, env, config.agent.long_context);
     // The agent gets nothing of the job's credentials: the model through the runner's proxy, and
     // its own OS user when it can have one (removed with every process of it by `access.close()`).
     const access = await agentAccess({
@@ -211,6 +207,7 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
       env,
       ...(input.anthropicApiKey ? { anthropicApiKey: input.anthropicApiKey } : {}),
       ...(input.openaiApiKey ? { openaiApiKey: input.openaiApiKey } : {}),
+      ...(input.geminiApiKey ? { geminiApiKey: input.geminiApiKey } : {}),
       warn: (m) => core.warning(m),
     });
     if (access.runAs) core.info(`The agent runs as the OS user ${access.runAs.user} (uid ${access.runAs.uid}).`);
@@ -298,6 +295,22 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
     failure = err instanceof Error ? err.message : String(err);
   }
   if (failure !== undefined) core.setFailed(failure);
+}
+
+/** The warnings a job gets when its agent cannot reach a model: no key for its adapter, or a long context it cannot have. */
+function warnMissingKeys(adapter: ForgeConfig["agent"]["adapter"], input: ActionInput, env: NodeJS.ProcessEnv, longContext: boolean): void {
+  if (adapter === "claude" && !input.anthropicApiKey && !env.ANTHROPIC_API_KEY)
+    core.warning(
+      "anthropic-api-key is empty and ANTHROPIC_API_KEY is not set: Claude Code will not be able to call the model. Pass `anthropic-api-key: ${{ secrets.ANTHROPIC_API_KEY }}`.",
+    );
+  if (longContext && adapter === "claude" && !onAnthropicApi(env))
+    core.warning(
+      "agent.long_context is on, but Claude Code does not talk to Anthropic's API here (ANTHROPIC_BASE_URL, Vertex or Bedrock): the 1M-token context stays off.",
+    );
+  if (adapter === "codex" && !input.openaiApiKey && !env.OPENAI_API_KEY)
+    core.warning("openai-api-key is empty and OPENAI_API_KEY is not set: Codex will not be able to call the model.");
+  if (adapter === "gemini" && !input.geminiApiKey && !env.GEMINI_API_KEY && !env.GOOGLE_API_KEY)
+    core.warning("gemini-api-key is empty and GEMINI_API_KEY is not set: Gemini CLI will not be able to call the model.");
 }
 
 /** Sets the outputs and the job summary of a report; returns why the job failed, if it did. */

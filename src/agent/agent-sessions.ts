@@ -1,7 +1,8 @@
 /**
  * The agent CLI's conversation, carried from one job to the next (docs/executor.md#resuming): after
  * a session, the runner copies the one file the CLI keeps the conversation in — Claude Code's
- * `<config dir>/projects/<cwd>/<id>.jsonl`, Codex's `<CODEX_HOME>/sessions/…/rollout-…-<id>.jsonl` —
+ * `<config dir>/projects/<cwd>/<id>.jsonl`, Codex's `<CODEX_HOME>/sessions/…/rollout-…-<id>.jsonl`,
+ * Gemini CLI's `<GEMINI_CLI_HOME>/.gemini/tmp/<project>/chats/session-<time>-<id's first 8>.jsonl` —
  * into the session folder's `agent-session/`, masked; nothing else of the CLI's home (its settings,
  * its keys, its caches) goes with it. A resumed attempt's job puts that file back where the CLI looks
  * for it, in the new session's home, before `--resume` / `exec resume` asks for it.
@@ -32,6 +33,20 @@ function codexHome(env: NodeJS.ProcessEnv): string | undefined {
   return env.CODEX_HOME || (env.HOME ? path.join(env.HOME, ".codex") : undefined);
 }
 
+/** Gemini CLI's own folder: GEMINI_CLI_HOME stands for the home directory (the adapter sets it per session). */
+function geminiDir(env: NodeJS.ProcessEnv): string | undefined {
+  const home = env.GEMINI_CLI_HOME || env.HOME;
+  return home ? path.join(home, ".gemini") : undefined;
+}
+
+/** Gemini CLI names a project's folder by its directory's name: lower case, every run of other characters a dash. */
+export const geminiProjectDir = (cwd: string) =>
+  (path.basename(cwd) || "project")
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, "-")
+    .replace(/-+/g, "-")
+    .replace(/^-|-$/g, "") || "project";
+
 /** Claude Code names a project's folder by its working directory, every character but letters and digits a dash. */
 export const claudeProjectDir = (cwd: string) => cwd.replace(/[^A-Za-z0-9]/g, "-");
 
@@ -59,6 +74,11 @@ export async function sessionFileOf(adapter: AdapterName, env: NodeJS.ProcessEnv
     const dir = codexHome(env);
     return dir ? findFile(path.join(dir, "sessions"), (n) => n.startsWith("rollout-") && n.endsWith(`-${id}.jsonl`), 4) : undefined;
   }
+  if (adapter === "gemini") {
+    const dir = geminiDir(env);
+    const short = id.slice(0, 8);
+    return dir ? findFile(path.join(dir, "tmp"), (n) => n.startsWith("session-") && n.endsWith(`-${short}.jsonl`), 2) : undefined;
+  }
   return undefined;
 }
 
@@ -79,7 +99,9 @@ export async function carrySession(
   const buf = await readAgentFile(path.dirname(file), file, { maxBytes: MAX_CARRIED_SESSION_BYTES }).catch((e: unknown) => e as Error);
   if (buf instanceof Error) return { why: `its conversation was not carried: ${buf.message}` };
   if (!buf) return { why: "its conversation file could not be read" };
-  const dest = path.join(sessionDir, AGENT_SESSION_DIR, `${adapter}-${path.basename(file)}`);
+  // Gemini CLI's file names hold only the id's first 8 characters: the copy is named by the whole id.
+  const name = adapter === "gemini" ? `session-${id}.jsonl` : path.basename(file);
+  const dest = path.join(sessionDir, AGENT_SESSION_DIR, `${adapter}-${name}`);
   await mkdir(path.dirname(dest), { recursive: true });
   await writeFile(dest, scrubSession(buf.toString("utf8"), masker));
   return { file: dest };
@@ -107,7 +129,8 @@ export function scrubSession(text: string, masker: Masker): string {
 
 /**
  * Puts a carried conversation back where the CLI looks for session `id` when it runs with `env` in
- * `cwd`: Claude Code's project folder of `cwd`, Codex's sessions folder (by the date in its name).
+ * `cwd`: Claude Code's project folder of `cwd`, Codex's sessions folder (by the date in its name),
+ * Gemini CLI's chats folder of the project `cwd` (the session's home is new: no other project took its name).
  */
 export async function restoreSession(
   adapter: AdapterName,
@@ -127,6 +150,9 @@ export async function restoreSession(
     const name = carriedName.replace(/^codex-/, "");
     const date = /^rollout-(\d{4})-(\d{2})-(\d{2})T/.exec(name);
     if (dir && date && name.endsWith(`-${id}.jsonl`)) dest = path.join(dir, "sessions", date[1]!, date[2]!, date[3]!, name);
+  } else if (adapter === "gemini") {
+    const dir = geminiDir(env);
+    if (dir) dest = path.join(dir, "tmp", geminiProjectDir(cwd), "chats", `session-${id}.jsonl`);
   }
   if (!dest) return undefined;
   await mkdir(path.dirname(dest), { recursive: true });

@@ -17,19 +17,35 @@ import type { Transform } from "node:stream";
 import { AnswerUsage, emptyUsage, type ModelUsage } from "./model-usage.js";
 
 /** Which model API is behind the proxy: it decides the endpoints allowed and the shape of the proxy's own errors. */
-export type ModelApi = "anthropic" | "openai";
+export type ModelApi = "anthropic" | "openai" | "gemini";
 
 /**
  * The endpoints a session needs, relative to the base URL the agent is given (`METHOD path`, the
  * path compared exactly, undecoded, without its query). Anthropic: Claude Code's Messages calls and
  * token counts. OpenAI (base `…/v1`): Codex's Responses calls, remote compaction and model list.
- * Batches, files, admin and every other path are refused here: they would spend (or reach data)
+ * Gemini: Gemini CLI's calls of one model (`{model}`: a letter or digit, then those, `.`, `_`, `-`), streamed or
+ * not, and token counts. Batches, files, admin and every other path are refused here: they would spend (or reach data)
  * outside what the proxy meters.
  */
 export const MODEL_ENDPOINTS: Record<ModelApi, readonly string[]> = {
   anthropic: ["POST /v1/messages", "POST /v1/messages/count_tokens"],
   openai: ["POST /responses", "POST /responses/compact", "GET /models"],
+  gemini: [
+    "POST /v1beta/models/{model}:streamGenerateContent",
+    "POST /v1beta/models/{model}:generateContent",
+    "POST /v1beta/models/{model}:countTokens",
+  ],
 };
+
+/** Whether `METHOD path` is one of `endpoints` (`{model}` stands for one model id). */
+export function endpointAllowed(endpoints: readonly string[], request: string): boolean {
+  const escape = (t: string) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return endpoints.some((e) =>
+    e.includes("{model}")
+      ? new RegExp(`^${e.split("{model}").map(escape).join("[A-Za-z0-9][A-Za-z0-9._-]*")}$`).test(request)
+      : e === request,
+  );
+}
 
 export interface ModelSession {
   /** The token this session's agent presents instead of the key. */
@@ -65,10 +81,14 @@ export interface ModelProxyOptions {
   api?: ModelApi;
 }
 
-/** The token a request presents: `x-api-key`, or `authorization: Bearer`. */
-function presented(headers: IncomingHttpHeaders): { token: string; style: "x-api-key" | "bearer" } | undefined {
-  const x = headers["x-api-key"];
-  if (typeof x === "string" && x) return { token: x, style: "x-api-key" };
+type KeyStyle = "x-api-key" | "x-goog-api-key" | "bearer";
+
+/** The token a request presents: `x-api-key`, `x-goog-api-key` (Gemini), or `authorization: Bearer`. */
+function presented(headers: IncomingHttpHeaders): { token: string; style: KeyStyle } | undefined {
+  for (const style of ["x-api-key", "x-goog-api-key"] as const) {
+    const x = headers[style];
+    if (typeof x === "string" && x) return { token: x, style };
+  }
   const auth = headers.authorization;
   const m = typeof auth === "string" ? /^Bearer\s+(\S+)$/i.exec(auth) : null;
   return m ? { token: m[1]!, style: "bearer" } : undefined;
@@ -80,9 +100,16 @@ function same(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+const GEMINI_STATUS: Record<number, string> = { 400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 404: "NOT_FOUND", 502: "UNAVAILABLE" };
+
 /** An error in the API's own shape, so the CLI reports it as it reports the API's. */
 function refuse(res: ServerResponse, api: ModelApi, status: number, type: string, message: string): void {
-  const body = api === "anthropic" ? { type: "error", error: { type, message } } : { error: { message, type, code: type, param: null } };
+  const body =
+    api === "anthropic"
+      ? { type: "error", error: { type, message } }
+      : api === "gemini"
+        ? { error: { code: status, message, status: GEMINI_STATUS[status] ?? "UNKNOWN" } }
+        : { error: { message, type, code: type, param: null } };
   if (!res.headersSent) res.writeHead(status, { "content-type": "application/json" });
   res.end(JSON.stringify(body));
 }
@@ -103,7 +130,7 @@ function decoderFor(encoding: string | undefined): Transform | undefined | null 
 /** Starts the proxy on 127.0.0.1 (a random port). */
 export async function startModelProxy(options: ModelProxyOptions): Promise<ModelProxy> {
   const api = options.api ?? "anthropic";
-  const allowed = new Set(MODEL_ENDPOINTS[api]);
+  const allowed = MODEL_ENDPOINTS[api];
   const tokens = new Set<string>();
   const upstream = new URL(options.upstream);
   const base = upstream.pathname.replace(/\/$/, "");
@@ -128,27 +155,28 @@ export async function startModelProxy(options: ModelProxyOptions): Promise<Model
     }
     const who = presented(req.headers);
     if (!who || !valid(who.token)) return deny(401, "authentication_error", "invalid session token");
-    if (!allowed.has(`${req.method} ${pathname}`))
+    if (!endpointAllowed(allowed, `${req.method} ${pathname}`))
       return deny(
         404,
         "not_found_error",
-        `Forge's model proxy serves only ${[...allowed].join(", ")}; ${req.method} ${pathname} is not forwarded`,
+        `Forge's model proxy serves only ${allowed.join(", ")}; ${req.method} ${pathname} is not forwarded`,
       );
     const spent = check?.();
     if (spent !== undefined) return deny(400, "invalid_request_error", spent);
     forward(req, res, who.style, `${base}${raw}`);
   });
 
-  function forward(req: IncomingMessage, res: ServerResponse, style: "x-api-key" | "bearer", path: string): void {
+  function forward(req: IncomingMessage, res: ServerResponse, style: KeyStyle, path: string): void {
     count++;
     const headers: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(req.headers)) {
-      if (v === undefined || ["host", "x-api-key", "authorization", "connection", "accept-encoding"].includes(k)) continue;
+      if (v === undefined || ["host", "x-api-key", "x-goog-api-key", "authorization", "connection", "accept-encoding"].includes(k))
+        continue;
       headers[k] = v;
     }
     // Plain answers: the usage is read as they stream, and nothing waits on a compressor.
     headers["accept-encoding"] = "identity";
-    if (style === "x-api-key") headers["x-api-key"] = options.key;
+    if (style !== "bearer") headers[style] = options.key;
     else headers.authorization = `Bearer ${options.key}`;
     const send = upstream.protocol === "https:" ? httpsRequest : httpRequest;
     const out = send(

@@ -2,7 +2,8 @@
  * Token usage read from the model API's answers as the runner's proxy streams them back
  * (docs/runner.md#budgets): Anthropic's Messages API (`message_start`'s usage, then `message_delta`'s
  * output tokens, streamed or in one JSON body) and OpenAI's Responses API (`response.completed`'s
- * usage) or Chat Completions (`usage`). The answer is forwarded untouched; only a bounded copy is read.
+ * usage) or Chat Completions (`usage`), and the Gemini API (`usageMetadata`, in every streamed chunk
+ * so far, or in the one JSON body). The answer is forwarded untouched; only a bounded copy is read.
  */
 
 export interface ModelUsage {
@@ -55,7 +56,8 @@ export class AnswerUsage {
     } catch {
       return;
     }
-    if (e.type === "message_start") this.#anthropic((e.message ?? {}) as Json);
+    if (e.usageMetadata && typeof e.usageMetadata === "object") this.#gemini(e);
+    else if (e.type === "message_start") this.#anthropic((e.message ?? {}) as Json);
     else if (e.type === "message_delta") {
       const u = (e.usage ?? {}) as Json;
       if (u.output_tokens !== undefined) this.#u.outputTokens = num(u.output_tokens);
@@ -88,12 +90,30 @@ export class AnswerUsage {
     };
   }
 
+  /**
+   * Gemini: the usage so far (each chunk's replaces the last). Thinking tokens are billed as output;
+   * cached tokens are inside the prompt's count and priced apart.
+   */
+  #gemini(r: Json): void {
+    const u = r.usageMetadata as Json;
+    if (typeof r.modelVersion === "string") this.#model = r.modelVersion.slice(0, 100);
+    const cached = num(u.cachedContentTokenCount);
+    const prompt = num(u.promptTokenCount) + num(u.toolUsePromptTokenCount);
+    this.#u = {
+      inputTokens: prompt - Math.min(cached, prompt),
+      outputTokens: num(u.candidatesTokenCount) + num(u.thoughtsTokenCount),
+      cacheCreationTokens: 0,
+      cacheReadTokens: cached,
+    };
+  }
+
   /** Adds this answer to `total`. */
   end(total: ModelUsage): void {
     if (!this.sse) {
       try {
         const body = JSON.parse(this.#text) as Json;
-        if (body.type === "message") this.#anthropic(body);
+        if (body.usageMetadata && typeof body.usageMetadata === "object") this.#gemini(body);
+        else if (body.type === "message") this.#anthropic(body);
         else if (body.usage) this.#openai(body);
       } catch {
         // Not JSON (an error page): no usage.

@@ -15,9 +15,11 @@ export interface RateLimitInfo {
 }
 
 const USAGE_LIMIT =
-  /usage limit (?:reached|exceeded|hit)|(?:you(?:'|’)ve|you have) (?:hit|reached) your (?:usage |weekly |daily )?limit|\b(?:5-hour|weekly|daily|session|opus|sonnet) limit reached|out of (?:extra )?usage|quota exceeded|insufficient_quota/i;
+  /usage limit (?:reached|exceeded|hit)|(?:you(?:'|’)ve|you have) (?:hit|reached) your (?:usage |weekly |daily )?limit|\b(?:5-hour|weekly|daily|session|opus|sonnet) limit reached|out of (?:extra )?usage|quota exceeded|insufficient_quota|exceeded your current quota|exhausted your (?:daily )?quota/i;
 const OVERLOADED = /\boverloaded(?:_error)?\b|\b529\b/i;
-const RATE_LIMIT = /\b429\b|rate[ _-]?limit(?:ed|_error)?|too many requests/i;
+const RATE_LIMIT = /\b429\b|rate[ _-]?limit(?:ed|_error)?|too many requests|resource has been exhausted|RESOURCE_EXHAUSTED/i;
+/** Gemini's daily quotas ("You have exhausted your daily quota on this model."), which reset at midnight Pacific time. */
+const DAILY_QUOTA = /\bdaily quota\b|PerDay|\bper day\b/i;
 
 /**
  * `resets at 3pm (America/New_York)`, `resets 3:30 PM (Europe/Paris)`, `resets at 15:00 (UTC)`, and
@@ -47,7 +49,10 @@ export function detectRateLimit(
   else if (options.status === 429 || RATE_LIMIT.test(text)) kind = "rate_limit";
   if (!kind) return null;
   const info: RateLimitInfo = { kind, message: lineMatching(text, [USAGE_LIMIT, OVERLOADED, RATE_LIMIT]) };
-  const resetAt = parseResetTime(text, now) ?? (options.retryAfter ? retryAfterToDate(options.retryAfter, now) : undefined);
+  const resetAt =
+    parseResetTime(text, now) ??
+    (options.retryAfter ? retryAfterToDate(options.retryAfter, now) : undefined) ??
+    (kind === "usage_limit" && DAILY_QUOTA.test(text) ? nextWallClockTime(0, 0, "America/Los_Angeles", now) : undefined);
   if (resetAt) info.resetAt = resetAt;
   return info;
 }

@@ -8,9 +8,9 @@ import type { Masker } from "./secrets.js";
 import type { TierName } from "../core/tiers.js";
 import type { SubAgentCap } from "./sub-agents.js";
 
-/** Agent adapters: Claude Code CLI, Codex CLI, or any executable. */
-export type AdapterName = "claude" | "codex" | "command";
-export const ADAPTER_NAMES: readonly AdapterName[] = ["claude", "codex", "command"];
+/** Agent adapters: Claude Code CLI, Codex CLI, Gemini CLI, or any executable. */
+export type AdapterName = "claude" | "codex" | "gemini" | "command";
+export const ADAPTER_NAMES: readonly AdapterName[] = ["claude", "codex", "gemini", "command"];
 
 /** Kinds of agents Forge spawns: the DAG's agent types, the Captain, and the sentinel roles. */
 export const AGENT_KINDS = [

@@ -20,6 +20,14 @@ function executable(file: string): boolean {
   }
 }
 
+/** Throws a CliError naming how to install Gemini CLI when `gemini` is nowhere to be started. */
+export function requireGeminiCli(flag: string): void {
+  if (searchPath().some((dir) => executable(path.join(dir, "gemini")))) return;
+  throw new CliError(
+    `${flag}: Gemini CLI is not installed (no gemini command on PATH): install it with npm i -g @google/gemini-cli, or run the demo with the scripted agent (no --agent)`,
+  );
+}
+
 /** Throws a CliError naming how to install Claude Code when `claude` is nowhere to be started. */
 export function requireClaudeCode(flag: string): void {
   if (searchPath().some((dir) => executable(path.join(dir, "claude")))) return;

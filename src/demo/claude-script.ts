@@ -201,7 +201,8 @@ function sentinelPlan(text: string, section: string, workdir: string): ScriptedT
   return [{ text: "Checking the work against the acceptance criteria.", toolCalls: writes }, { text: `Sentinel: ${grade}\nFORGE_EXIT=0` }];
 }
 
-function plan(text: string, captain?: CaptainAnswer): ScriptedTurn[] {
+/** The turns of one demo session, in Claude Code's tool calls, from its stage prompt `text`. */
+export function demoPlan(text: string, captain?: CaptainAnswer): ScriptedTurn[] {
   const workdir = /- Repository checkout: (\S+)/.exec(text)?.[1];
   const wtPath = /- Walkthrough: (\S+)/.exec(text)?.[1];
   const crPath = /- Change Request \(exit 11\): (\S+)/.exec(text)?.[1];
@@ -289,7 +290,7 @@ export function demoClaudeScript(maxTurns = 12, captain?: CaptainAnswer): Array<
     const text = firstUserText(req);
     const key = createHash("sha256").update(text).digest("hex");
     let p = plans.get(key);
-    if (!p) plans.set(key, (p = plan(text, captain)));
+    if (!p) plans.set(key, (p = demoPlan(text, captain)));
     return p[req.turn] ?? { text: "Done.\nFORGE_EXIT=0" };
   };
   return Array.from({ length: maxTurns }, () => turn);

@@ -2,7 +2,7 @@
  * The process `forge demo` starts (through tsx, like `forge sim`): parses the options, runs the
  * demo with its live view, prints the summary table, and exits 0 only when every task is MERGED
  * and the final PR exists.
- *   --agent scripted|claude   --plan <dir>   --out <dir>   --runners <n>   --timeout <seconds>   --json
+ *   --agent scripted|claude|gemini   --plan <dir>   --out <dir>   --runners <n>   --timeout <seconds>   --json
  *   --latency none|github     the local GitHub at once (default) or at GitHub's speed (../latency/README.md)
  */
 import path from "node:path";
@@ -29,12 +29,12 @@ async function cli(argv: string[]): Promise<number> {
   });
   if (values.help) {
     process.stdout.write(
-      "Usage: forge demo [--agent scripted|claude] [--plan <dir>] [--out <dir>] [--runners <n>] [--timeout <seconds>] [--latency none|github] [--json]\n",
+      "Usage: forge demo [--agent scripted|claude|gemini] [--plan <dir>] [--out <dir>] [--runners <n>] [--timeout <seconds>] [--latency none|github] [--json]\n",
     );
     return 0;
   }
-  if (values.agent !== "scripted" && values.agent !== "claude") {
-    process.stderr.write(`forge demo: --agent must be scripted or claude, not ${values.agent}\n`);
+  if (values.agent !== "scripted" && values.agent !== "claude" && values.agent !== "gemini") {
+    process.stderr.write(`forge demo: --agent must be scripted, claude or gemini, not ${values.agent}\n`);
     return 2;
   }
   if (!isLatencyProfileName(values.latency)) {

@@ -13,7 +13,7 @@ import type { Sim } from "../local-github/server.js";
 import type { PlanStages } from "./plan-stages.js";
 import { DEMO_OWNER, DEMO_REPO, FULL } from "./project.js";
 import { renderReport, type LinkMap, type ReportTask } from "../core/render/run-report.js";
-import type { DemoAgent, DemoResult, DemoTask } from "./types.js";
+import { DEMO_AGENT_LABEL, type DemoAgent, type DemoResult, type DemoTask } from "./types.js";
 
 const run = promisify(execFile);
 
@@ -240,7 +240,7 @@ export async function writeReport(
     title: `Forge demo: ${stages.planId}`,
     runId: result.runId ?? "(none)",
     planId: stages.planId,
-    agent: out.agent === "claude" ? "Claude Code CLI (scripted model server)" : "scripted agent",
+    agent: DEMO_AGENT_LABEL[out.agent],
     status: result.ok ? "completed" : `${result.status} — ${result.problems.join("; ")}`,
     durationMs: result.durationMs,
     repo: FULL,

@@ -31,6 +31,12 @@ import { demoResult } from "./result.js";
 import type { DemoReviewer } from "./review.js";
 import { createRepository, pushPlan, ROOT, startGitHubAndApp, startRunners, type Services } from "./services.js";
 import type { DemoAgent, DemoOptions, DemoResult } from "./types.js";
+
+const AGENT_LINE: Record<DemoAgent, string> = {
+  scripted: "the scripted agent",
+  claude: "the real Claude Code CLI against the scripted model server",
+  gemini: "the real Gemini CLI against the scripted Gemini API server",
+};
 import { agentJobsDone, waitForTheEnd } from "./watch.js";
 
 export type { DemoAgent, DemoOptions, DemoResult, DemoTask } from "./types.js";
@@ -94,9 +100,7 @@ export class DemoRun {
   async run(): Promise<DemoResult> {
     const { stages, view } = this;
     try {
-      view.line(
-        `Forge demo — plan ${view.color("1", stages.planId)} (${planShape(stages)}), agent: ${this.agent === "claude" ? "the real Claude Code CLI against the scripted model server" : "the scripted agent"}`,
-      );
+      view.line(`Forge demo — plan ${view.color("1", stages.planId)} (${planShape(stages)}), agent: ${AGENT_LINE[this.agent]}`);
       const { sim, appId } = await startGitHubAndApp(this);
       await createRepository(this, sim, appId);
       const user = new Octokit({ baseUrl: sim.apiUrl, auth: sim.control.userToken(PERSON) });
@@ -135,12 +139,13 @@ export class DemoRun {
   }
 
   async close(): Promise<void> {
-    const { app, sim, executor, ciExecutor, model } = this.services;
+    const { app, sim, executor, ciExecutor, model, gemini } = this.services;
     await app?.close().catch(() => undefined);
     await sim?.close().catch(() => undefined);
     executor?.dispose();
     ciExecutor?.dispose();
     await model?.close().catch(() => undefined);
+    await gemini?.close().catch(() => undefined);
     if (process.env.FORGE_DEMO_DEBUG) process.stderr.write(`forge demo: job workspaces kept in ${this.scratch}\n`);
     else rmSync(this.scratch, { recursive: true, force: true });
   }

@@ -14,7 +14,9 @@ import { offlineClaudeEnv } from "../fake-agents/claude-code.js";
 import { appKeys } from "./app-keys.js";
 import { createSimExecutor, type SimExecutor } from "../local-github/runner/sim-executor.js";
 import { createSim, type Sim } from "../local-github/server.js";
-import { demoClaudeScript } from "./claude-script.js";
+import { demoClaudeScript, type CaptainAnswer } from "./claude-script.js";
+import { demoGeminiScript } from "./gemini-script.js";
+import { offlineGeminiEnv, startGeminiServer, type GeminiServer } from "../fake-agents/gemini/index.js";
 import { DEMO_OWNER, DEMO_REPO, FULL, PERSON, projectFiles } from "./project.js";
 import type { DemoRun } from "./run.js";
 import { captainHasAnswer, reviewOverlay } from "./watch.js";
@@ -39,6 +41,7 @@ export interface Services {
   executor?: SimExecutor;
   ciExecutor?: SimExecutor;
   model?: ModelServer;
+  gemini?: GeminiServer;
 }
 
 /** The local GitHub, and the Forge App registered on it as a real server receiving signed webhooks. */
@@ -119,8 +122,8 @@ export async function createRepository(run: DemoRun, sim: Sim, appId: number): P
   const requiredChecks =
     "# A task PR merges once the project's CI job `check` passes on its head; its failure starts a fix revision.\nrequired_checks: [check]\n";
   const agentConfig =
-    run.agent === "claude"
-      ? `agent:\n  adapter: claude\n  max_turns: 12\n  isolation: none\nheartbeat_interval_seconds: 10\nstale_threshold_seconds: 60\n${requiredChecks}`
+    run.agent !== "scripted"
+      ? `agent:\n  adapter: ${run.agent}\n${run.agent === "gemini" ? "  model: gemini-2.5-flash\n" : ""}  max_turns: 12\n  isolation: none\nheartbeat_interval_seconds: 10\nstale_threshold_seconds: 60\n${requiredChecks}`
       : `agent:\n  adapter: command\n  isolation: none\n  command: ${JSON.stringify(`node ${shellQuote(scriptedAgent)} --plan ${shellQuote(run.stages.dir)}`)}\nheartbeat_interval_seconds: 5\nstale_threshold_seconds: 30\n${requiredChecks}# Each attempt may spend $1; a person raises a task's budget with /forge budget <task> +<dollars>.\nbudgets: { attempt_usd: 1 }\n`;
   // isolation: none — the demo runs on your machine; it does not add an OS user to it (docs/runner.md#isolation).
   const config = `# Forge configuration of the demo repository (see Forge's README for every field).\nmax_parallel_agents: 4\n# Retry a failed attempt at once (the default backs off 2 s, 4 s, …).\nretry_backoff: { base_seconds: 0, max_seconds: 0 }\n${agentConfig}`;
@@ -149,13 +152,13 @@ export async function createRepository(run: DemoRun, sim: Sim, appId: number): P
 export async function startRunners(run: DemoRun, sim: Sim, user: Octokit): Promise<void> {
   const { options, stages, scratch } = run;
   let env: Record<string, string> = {};
+  const captain: CaptainAnswer = (n, crId) =>
+    n > stages.committed && n <= stages.overlays.length
+      ? stages.captainFiles(n, crId)
+      : `the plan folder has no overlay-${String(n).padStart(3, "0")} to answer ${crId} with`;
   if (run.agent === "claude") {
     const model = (run.services.model = await startModelServer({
-      script: demoClaudeScript(12, (n, crId) =>
-        n > stages.committed && n <= stages.overlays.length
-          ? stages.captainFiles(n, crId)
-          : `the plan folder has no overlay-${String(n).padStart(3, "0")} to answer ${crId} with`,
-      ),
+      script: demoClaudeScript(12, captain),
     }));
     const home = path.join(scratch, "home");
     mkdirSync(home, { recursive: true });
@@ -163,6 +166,18 @@ export async function startRunners(run: DemoRun, sim: Sim, user: Octokit): Promi
       PATH: `${path.join(ROOT, "node_modules", ".bin")}${path.delimiter}${process.env.PATH ?? ""}`,
     });
     run.view.line(`        scripted model server ${model.url} (Claude Code's ANTHROPIC_BASE_URL)`);
+  } else if (run.agent === "gemini") {
+    const gemini = (run.services.gemini = await startGeminiServer({ script: demoGeminiScript(12, captain) }));
+    const home = path.join(scratch, "home");
+    mkdirSync(home, { recursive: true });
+    // The runner's own Gemini settings (the session's home copies them): its own retries are the CLI's default.
+    env = offlineGeminiEnv(
+      gemini.url,
+      home,
+      { PATH: `${path.join(ROOT, "node_modules", ".bin")}${path.delimiter}${process.env.PATH ?? ""}` },
+      { maxAttempts: 3 },
+    );
+    run.view.line(`        scripted Gemini API server ${gemini.url} (Gemini CLI's GOOGLE_GEMINI_BASE_URL)`);
   }
   mkdirSync(path.join(scratch, "runners"), { recursive: true });
   const executor = (run.services.executor = createSimExecutor({

@@ -4,7 +4,14 @@ import type { LatencyProfileName } from "../local-github/latency/profile.js";
 import type { CiRuns } from "./ci-runs.js";
 import type { DemoFeedback } from "./review.js";
 
-export type DemoAgent = "scripted" | "claude";
+export type DemoAgent = "scripted" | "claude" | "gemini";
+
+/** How the live view and the report name each agent. */
+export const DEMO_AGENT_LABEL: Record<DemoAgent, string> = {
+  scripted: "scripted agent",
+  claude: "Claude Code CLI (scripted model server)",
+  gemini: "Gemini CLI (scripted Gemini API server)",
+};
 
 export interface DemoOptions {
   agent?: DemoAgent;

@@ -271,6 +271,7 @@ describe("plan Captain dispatches (/forge plan)", () => {
       command: "",
       anthropicApiKey: "",
       openaiApiKey: "",
+      geminiApiKey: "",
       gitUserName: "forge[bot]",
       gitUserEmail: "forge@example.com",
     });

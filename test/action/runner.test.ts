@@ -27,6 +27,7 @@ const defaults = {
   command: "",
   "anthropic-api-key": "",
   "openai-api-key": "",
+  "gemini-api-key": "",
   "git-user-name": "github-actions[bot]",
   "git-user-email": "41898282+github-actions[bot]@users.noreply.github.com",
 };
@@ -44,6 +45,7 @@ describe("inputs", () => {
       command: "",
       anthropicApiKey: "",
       openaiApiKey: "",
+      geminiApiKey: "",
       gitUserName: "x",
       gitUserEmail: "y",
     });
@@ -69,6 +71,7 @@ describe("inputs", () => {
       command: "",
       anthropicApiKey: "",
       openaiApiKey: "",
+      geminiApiKey: "",
       gitUserName: "x",
       gitUserEmail: "y",
     };

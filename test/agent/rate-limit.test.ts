@@ -22,6 +22,21 @@ describe("rate-limit recognition", () => {
     expect(summer!.toISOString()).toBe("2026-07-01T19:00:00.000Z");
   });
 
+  it("reads Gemini CLI's limits: a retryable 429, a quota with a retry delay, a daily quota (midnight Pacific)", () => {
+    const now = new Date("2026-11-22T15:00:00Z");
+    // What the CLI prints when its retries of a plain 429 are spent (exit 173).
+    const plain = "[API Error: Resource has been exhausted (e.g. check quota).]\nPlease wait and try again later.";
+    expect(detectRateLimit(plain, { now })).toMatchObject({ kind: "rate_limit" });
+    expect(detectRateLimit(plain, { now })!.resetAt).toBeUndefined();
+    const perMinute = detectRateLimit("[API Error: You exceeded your current quota. Please retry in 41.5s.]", { now });
+    expect(perMinute).toMatchObject({ kind: "usage_limit" });
+    expect(perMinute!.resetAt!.toISOString()).toBe("2026-11-22T15:00:41.500Z");
+    // 15:00Z is 07:00 in Los Angeles (PST, UTC-8): the quota is back at 08:00Z the next day.
+    const daily = detectRateLimit("[API Error: You have exhausted your daily quota on this model.]", { now });
+    expect(daily).toMatchObject({ kind: "usage_limit" });
+    expect(daily!.resetAt!.toISOString()).toBe("2026-11-23T08:00:00.000Z");
+  });
+
   it("rolls over to the next day when the reset hour has passed, and reads minutes, am/pm and 24-hour times", () => {
     const now = new Date("2026-11-22T21:00:00Z"); // 16:00 in New York
     expect(parseResetTime("resets at 3pm (America/New_York)", now)!.toISOString()).toBe("2026-11-23T20:00:00.000Z");

@@ -1,7 +1,8 @@
 // A resumed attempt's session with the real CLIs, offline, against the scripted model servers
 // (docs/executor.md#resuming): the first session's conversation is carried out of its home, masked
 // (src/agent/agent-sessions.ts); the second session, in another home as on another machine, is
-// started with the first one's id — Claude Code `--resume <id>`, Codex `codex exec resume <id>` —
+// started with the first one's id — Claude Code `--resume <id>`, Codex `codex exec resume <id>`,
+// Gemini CLI `-r <id>` —
 // and the carried file put back: the model sees the first conversation in the second one's request,
 // so the flag reached the CLI and the CLI resumed, and the token of the first prompt is not in it.
 import { execFileSync } from "node:child_process";
@@ -15,11 +16,13 @@ import { spawnAgent } from "../../src/agent/spawn/index.js";
 import { offlineClaudeEnv } from "../../src/fake-agents/claude-code.js";
 import { startModelServer, type ModelServer, type TurnRequest } from "../../src/fake-agents/model-server.js";
 import { codexBinary, offlineCodexEnv, startResponsesServer, type ResponsesServer } from "../../src/fake-agents/responses/index.js";
+import { geminiBinary, offlineGeminiEnv, startGeminiServer, type GeminiServer } from "../../src/fake-agents/gemini/index.js";
 import { claudeBinary } from "../helpers/claude-code.js";
 import { cleanupTempDirs, tempDir } from "./helpers.js";
 
 let claudeServer: ModelServer | undefined;
 let codexServer: ResponsesServer | undefined;
+let geminiServer: GeminiServer | undefined;
 let repo: string;
 
 beforeEach(() => {
@@ -30,7 +33,8 @@ beforeEach(() => {
 afterEach(async () => {
   await claudeServer?.close();
   await codexServer?.close();
-  claudeServer = codexServer = undefined;
+  await geminiServer?.close();
+  claudeServer = codexServer = geminiServer = undefined;
   cleanupTempDirs();
 });
 
@@ -143,6 +147,51 @@ describe("resuming the agent CLI's session", () => {
     expect(last).toContain("Remember the word PLUM.");
     expect(last).not.toContain(TOKEN);
     expect(last).toContain("Go on with the verify stage.");
+    expect(seen[0]).not.toContain("Go on with the verify stage.");
+  }, 180_000);
+
+  it("Gemini CLI: -r <id> continues the first session, its file put back in the new session's own CLI home", async () => {
+    const seen: string[] = [];
+    const texts = (req: { body: { contents?: Array<{ parts?: Array<{ text?: string }> }> } }) =>
+      (req.body.contents ?? []).flatMap((c) => (c.parts ?? []).map((p) => p.text ?? "")).join("\n");
+    geminiServer = await startGeminiServer({
+      script: [
+        (req) => (
+          seen.push(texts(req)),
+          { text: req.userText.includes("Go on") ? "Resumed.\nFORGE_EXIT=0" : "Noted: PLUM.\nFORGE_EXIT=0" }
+        ),
+      ],
+    });
+    const [home1, home2] = [mkdtempSync(path.join(tmpdir(), "forge-gemini-home-")), mkdtempSync(path.join(tmpdir(), "forge-gemini-home-"))];
+    const base = { adapter: "gemini" as const, binary: geminiBinary(), cwd: repo, forgeCli: false as const, timeoutMs: 90_000 };
+    const firstDir = path.join(tempDir(), "first");
+    const first = await spawnAgent({
+      ...base,
+      env: offlineGeminiEnv(geminiServer.url, home1),
+      prompt: PROMPT,
+      sessionDir: firstDir,
+      masker: masker(),
+    });
+    expect(first.exitCode, readFileSync(first.transcriptPath, "utf8")).toBe(0);
+    expect(first.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+    const carried = carriedOf(firstDir, "gemini", first.sessionId!);
+    const second = await spawnAgent({
+      ...base,
+      env: offlineGeminiEnv(geminiServer.url, home2),
+      prompt: "Go on with the verify stage.",
+      sessionDir: path.join(tempDir(), "second"),
+      resumeSession: first.sessionId!,
+      resumeFile: { path: carried, root: firstDir },
+    });
+    expect(second.exitCode, readFileSync(second.transcriptPath, "utf8")).toBe(0);
+    expect(second.result).toContain("Resumed.");
+    expect(second.sessionId).toBe(first.sessionId);
+    const last = seen.at(-1)!;
+    expect(last).toContain("Remember the word PLUM.");
+    expect(last).toContain("Noted: PLUM.");
+    expect(last).not.toContain(TOKEN);
+    expect(last).toContain("Go on with the verify stage.");
+    expect(last.indexOf("Remember the word PLUM.")).toBeLessThan(last.indexOf("Go on with the verify stage."));
     expect(seen[0]).not.toContain("Go on with the verify stage.");
   }, 180_000);
 });

@@ -16,7 +16,7 @@ const ENDED: Record<ResumeContext["reason"], string> = {
   refinement: "was sent back by a quality gate",
 };
 
-const ADAPTER_NAMES: Record<string, string> = { claude: "Claude Code", codex: "Codex", command: "the agent command" };
+const ADAPTER_NAMES: Record<string, string> = { claude: "Claude Code", codex: "Codex", gemini: "Gemini CLI", command: "the agent command" };
 
 export function resumedSection(a: TaskAttempt, r: ResumeContext, progress: StageProgress | undefined): string {
   const lines = [

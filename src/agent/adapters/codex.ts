@@ -89,17 +89,10 @@ export function codexSandbox(input: Pick<AdapterInput, "allowedTools"> & { paren
 
 /**
  * Directories outside `cwd` where Forge expects the agent to write: the session directory and the
- * report files' folders; for a kind that may spawn sub-agents (2, 3, refinery) also CODEX_HOME
- * (default ~/.codex), because a Codex sub-agent started by its `forge spawn` runs inside this
- * sandbox and cannot start without writing its state there ("failed to initialize in-process
- * app-server client: Read-only file system").
+ * report files' folders (each once, none inside `cwd` or inside another).
  */
-export function codexWritableDirs(cwd: string, forgeEnv: Record<string, string> = {}, parentEnv: NodeJS.ProcessEnv = {}): string[] {
-  const dirs = [forgeEnv.FORGE_SESSION_DIR, forgeEnv.FORGE_SIGNAL_DIR];
-  const kind = forgeEnv.FORGE_AGENT_TYPE as AgentKind | undefined;
-  if (kind && (SPAWNABLE_BY[kind]?.length ?? 0) > 0) {
-    dirs.push(parentEnv.CODEX_HOME || (parentEnv.HOME ? path.join(parentEnv.HOME, ".codex") : undefined));
-  }
+export function sessionWritableDirs(cwd: string, forgeEnv: Record<string, string> = {}, more: Array<string | undefined> = []): string[] {
+  const dirs = [forgeEnv.FORGE_SESSION_DIR, forgeEnv.FORGE_SIGNAL_DIR, ...more];
   for (const file of [
     forgeEnv.FORGE_WALKTHROUGH_PATH,
     forgeEnv.FORGE_QUESTION_FILE,
@@ -120,6 +113,21 @@ export function codexWritableDirs(cwd: string, forgeEnv: Record<string, string> 
     out.push(abs);
   }
   return out;
+}
+
+/**
+ * Where a Codex session writes outside `cwd` (sessionWritableDirs); for a kind that may spawn
+ * sub-agents (2, 3, refinery) also CODEX_HOME (default ~/.codex), because a Codex sub-agent started
+ * by its `forge spawn` runs inside this sandbox and cannot start without writing its state there
+ * ("failed to initialize in-process app-server client: Read-only file system").
+ */
+export function codexWritableDirs(cwd: string, forgeEnv: Record<string, string> = {}, parentEnv: NodeJS.ProcessEnv = {}): string[] {
+  const kind = forgeEnv.FORGE_AGENT_TYPE as AgentKind | undefined;
+  const home =
+    kind && (SPAWNABLE_BY[kind]?.length ?? 0) > 0
+      ? parentEnv.CODEX_HOME || (parentEnv.HOME ? path.join(parentEnv.HOME, ".codex") : undefined)
+      : undefined;
+  return sessionWritableDirs(cwd, forgeEnv, [home]);
 }
 
 export function codexArgs(

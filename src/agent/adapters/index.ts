@@ -2,9 +2,15 @@ import type { AdapterName } from "../types.js";
 import { claudeAdapter } from "./claude.js";
 import { codexAdapter } from "./codex.js";
 import { commandAdapter } from "./command.js";
+import { geminiAdapter } from "./gemini.js";
 import type { Adapter } from "./types.js";
 
-export const ADAPTERS: Record<AdapterName, Adapter> = { claude: claudeAdapter, codex: codexAdapter, command: commandAdapter };
+export const ADAPTERS: Record<AdapterName, Adapter> = {
+  claude: claudeAdapter,
+  codex: codexAdapter,
+  gemini: geminiAdapter,
+  command: commandAdapter,
+};
 
 export function adapterFor(name: AdapterName): Adapter {
   return ADAPTERS[name];
@@ -12,4 +18,5 @@ export function adapterFor(name: AdapterName): Adapter {
 
 export { claudeArgs, StreamJsonParser, CLAUDE_ENV } from "./claude.js";
 export { codexArgs, CodexJsonParser, CODEX_ENV } from "./codex.js";
+export { geminiArgs, GeminiStreamParser, GEMINI_ENV } from "./gemini.js";
 export type { Adapter, AdapterInput, AdapterOutcome, Invocation, OutputParser, ProgressDraft } from "./types.js";

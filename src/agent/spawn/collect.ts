@@ -29,6 +29,7 @@ export function explicitExitCode(text: string | undefined): ExitCode | undefined
 const INSTALL: Record<string, string> = {
   claude: "Claude Code: npm i -g @anthropic-ai/claude-code",
   codex: "Codex: npm i -g @openai/codex",
+  gemini: "Gemini CLI: npm i -g @google/gemini-cli",
 };
 
 /** Why the agent's process did not start: a command not found says so, and how to install it when Forge knows. */

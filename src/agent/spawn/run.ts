@@ -79,7 +79,7 @@ export async function runAgentOnce(sc: SpawnContext, p: PreparedSpawn): Promise<
   if (isolated) await endIsolated(sc, isolated);
   const parsed: AdapterOutcome = parser.finish(outcome.code);
   // The conversation goes with the session folder, masked, for a resumed attempt to continue.
-  if (parsed.sessionId && (options.adapter === "claude" || options.adapter === "codex")) {
+  if (parsed.sessionId && options.adapter !== "command") {
     const carried = await carrySession(options.adapter, env, parsed.sessionId, sc.sessionDir, sc.masker).catch((e: unknown) => ({
       why: (e as Error).message,
     }));
