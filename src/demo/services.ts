@@ -29,6 +29,13 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "
  */
 const PUSHER = "textkit-bot";
 
+/**
+ * The agent's isolation (docs/runner.md#isolation): `auto`, Forge's default — its own OS user where the
+ * machine allows it (root, or passwordless sudo, with useradd and setpriv), else the runner's user with a
+ * warning in each job's log; the result says which (`isolation`, read from the jobs' logs).
+ */
+export const ISOLATION = "auto";
+
 /** One word for `sh -c` (the command agent's command line), whatever the path holds. */
 const shellQuote = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 
@@ -120,12 +127,12 @@ export async function createRepository(run: DemoRun, sim: Sim, appId: number): P
     "# A task PR merges once the project's CI job `check` passes on its head; its failure starts a fix revision.\nrequired_checks: [check]\n";
   const agentConfig =
     run.agent === "claude"
-      ? `agent:\n  adapter: claude\n  max_turns: 12\n  isolation: none\nheartbeat_interval_seconds: 10\nstale_threshold_seconds: 60\n${requiredChecks}`
-      : `agent:\n  adapter: command\n  isolation: none\n  command: ${JSON.stringify(`node ${shellQuote(scriptedAgent)} --plan ${shellQuote(run.stages.dir)}`)}\nheartbeat_interval_seconds: 5\nstale_threshold_seconds: 30\n${requiredChecks}# Each attempt may spend $1; a person raises a task's budget with /forge budget <task> +<dollars>.\nbudgets: { attempt_usd: 1 }\n`;
-  // isolation: none — the demo runs on your machine; it does not add an OS user to it (docs/runner.md#isolation).
+      ? `agent:\n  adapter: claude\n  max_turns: 12\n  isolation: ${ISOLATION}\nheartbeat_interval_seconds: 10\nstale_threshold_seconds: 60\n${requiredChecks}`
+      : `agent:\n  adapter: command\n  isolation: ${ISOLATION}\n  command: ${JSON.stringify(`node ${shellQuote(scriptedAgent)} --plan ${shellQuote(run.stages.dir)}`)}\n# A silent agent is stopped as stalled after 15 s (3 missed beats): the demo's stalled attempt is not a long wait.\nheartbeat_interval_seconds: 5\nstale_threshold_seconds: 15\n${requiredChecks}# Each attempt may spend $1; a person raises a task's budget with /forge budget <task> +<dollars>.\nbudgets: { attempt_usd: 1 }\n`;
   const config = `# Forge configuration of the demo repository (see Forge's README for every field).\nmax_parallel_agents: 4\n# Retry a failed attempt at once (the default backs off 2 s, 4 s, …).\nretry_backoff: { base_seconds: 0, max_seconds: 0 }\n${agentConfig}`;
-  // One session per task does everything (implement, verify, walkthrough): src/agent's "single" stage.
-  const stagesYml = `"1": [single]\n"2": [single]\n"3": [single]\nrefinery: [single]\n`;
+  // Types 1 and 3 and the refineries: one session does everything (src/agent's "single" stage); type 2
+  // runs its stages one session each, so a stalled attempt resumes from the stage it stopped in.
+  const stagesYml = `"1": [single]\n"2": [implement, verify, walkthrough]\n"3": [single]\nrefinery: [single]\n`;
   await sim.control.createRepo({
     owner: DEMO_OWNER,
     name: DEMO_REPO,
