@@ -13,8 +13,7 @@ import { parseScriptedTask } from "../fake-agents/scripted-agent.js";
 import type { DemoRetryComment } from "./answer.js";
 import { stallAt } from "./demo-agent.js";
 import type { PlanStages } from "./plan-stages.js";
-import { DEMO_OWNER, DEMO_REPO } from "./project.js";
-import { ISOLATION } from "./services.js";
+import { DEMO_OWNER, DEMO_REPO, ISOLATION } from "./project.js";
 import type { DemoTask } from "./types.js";
 
 export interface DemoLoop {

@@ -15,7 +15,7 @@ import { appKeys } from "./app-keys.js";
 import { createSimExecutor, type SimExecutor } from "../local-github/runner/sim-executor.js";
 import { createSim, type Sim } from "../local-github/server.js";
 import { demoClaudeScript } from "./claude-script.js";
-import { DEMO_OWNER, DEMO_REPO, FULL, PERSON, projectFiles } from "./project.js";
+import { DEMO_OWNER, DEMO_REPO, FULL, ISOLATION, PERSON, projectFiles } from "./project.js";
 import type { DemoRun } from "./run.js";
 import { captainHasAnswer, reviewOverlay } from "./watch.js";
 
@@ -28,13 +28,6 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "
  * uses a GitHub App installation token or a fine-grained PAT the same way.
  */
 const PUSHER = "textkit-bot";
-
-/**
- * The agent's isolation (docs/runner.md#isolation): `auto`, Forge's default — its own OS user where the
- * machine allows it (root, or passwordless sudo, with useradd and setpriv), else the runner's user with a
- * warning in each job's log; the result says which (`isolation`, read from the jobs' logs).
- */
-export const ISOLATION = "auto";
 
 /** One word for `sh -c` (the command agent's command line), whatever the path holds. */
 const shellQuote = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
