@@ -52,6 +52,11 @@ export class DemoAnswerer {
     return t.attempt?.hold === "human" && !this.comments.some((c) => c.task === t.id);
   }
 
+  /** The task waits for the person's answer, or for the App to take the answer already given to this attempt. */
+  answering(t: TaskState): boolean {
+    return this.willAnswer(t) || this.comments.some((c) => c.task === t.id && c.attempt === t.attempts);
+  }
+
   /** Called as the run goes: answers each task waiting for a person once Forge's question is on its PR. */
   async onJournal(j: Journal): Promise<void> {
     for (const t of j.tasks) {

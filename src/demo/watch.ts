@@ -77,8 +77,7 @@ export async function waitForTheEnd(run: DemoRun, user: Octokit): Promise<number
     }
     // A question the demo's person answers is not one the run is stuck on.
     const held = j?.tasks.filter(
-      (t) =>
-        t.attempt?.hold === "exhausted" || t.attempt?.hold === "fatal" || (t.attempt?.hold === "human" && !run.answerer?.willAnswer(t)),
+      (t) => t.attempt?.hold === "exhausted" || t.attempt?.hold === "fatal" || (t.attempt?.hold === "human" && !run.answerer?.answering(t)),
     );
     if (run.stuck || held?.length) {
       run.problems.push(
