@@ -69,7 +69,8 @@ export function section(markdown: string, heading: string): string | undefined {
   const at = markdown.indexOf(`${heading}\n`);
   if (at < 0) return undefined;
   const rest = markdown.slice(at);
-  const next = rest.slice(heading.length).search(/\n## /);
+  // Up to the next section, or the footer the PR body puts under the walkthrough.
+  const next = rest.slice(heading.length).search(/\n## |\n---\n/);
   return (next < 0 ? rest : rest.slice(0, heading.length + next)).trim();
 }
 

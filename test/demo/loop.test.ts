@@ -52,17 +52,17 @@ describe("the demo's reading of a resumed attempt", () => {
     "",
     "It started at stage `verify`; `implement` was done by attempt 1 and not run again.",
     "",
-    "The agent's the agent command session `demo-template-1-verify-x1` was resumed.",
+    "The agent's session `demo-template-1-verify-x1` was resumed.",
     "",
-    "## Testing",
-    "",
-    "None.",
+    "---",
+    "<sub>Walkthrough file: [runs/r/template/2/walkthrough.md](http://127.0.0.1:1/acme/textkit/blob/0/x.md)</sub>",
   ].join("\n");
 
   it("takes the `## Resumed` section and what it says: the stage, the stages not run again, the session", () => {
     const text = section(walkthrough, "## Resumed")!;
     expect(text.startsWith("## Resumed\n\nAttempt 2 continued")).toBe(true);
-    expect(text).not.toContain("## Testing");
+    expect(text.endsWith("`demo-template-1-verify-x1` was resumed.")).toBe(true);
+    expect(section("## Resumed\n\nA.\n\n## Testing\n\nB.", "## Resumed")).toBe("## Resumed\n\nA.");
     expect(resumedFacts(text)).toEqual({ stage: "verify", skipped: ["implement"], session: "demo-template-1-verify-x1" });
     expect(resumedFacts("It started at stage `walkthrough`; `implement`, `verify` were done by attempt 1 and not run again.")).toEqual({
       stage: "walkthrough",
