@@ -123,9 +123,11 @@ export async function createRepository(run: DemoRun, sim: Sim, appId: number): P
       ? `agent:\n  adapter: claude\n  max_turns: 12\n  isolation: ${ISOLATION}\nheartbeat_interval_seconds: 10\nstale_threshold_seconds: 60\n${requiredChecks}`
       : `agent:\n  adapter: command\n  isolation: ${ISOLATION}\n  command: ${JSON.stringify(`node ${shellQuote(scriptedAgent)} --plan ${shellQuote(run.stages.dir)}`)}\n# A silent agent is stopped as stalled after 15 s (3 missed beats): the demo's stalled attempt is not a long wait.\nheartbeat_interval_seconds: 5\nstale_threshold_seconds: 15\n${requiredChecks}# Each attempt may spend $1; a person raises a task's budget with /forge budget <task> +<dollars>.\nbudgets: { attempt_usd: 1 }\n`;
   const config = `# Forge configuration of the demo repository (see Forge's README for every field).\nmax_parallel_agents: 4\n# Retry a failed attempt at once (the default backs off 2 s, 4 s, …).\nretry_backoff: { base_seconds: 0, max_seconds: 0 }\n${agentConfig}`;
-  // Types 1 and 3 and the refineries: one session does everything (src/agent's "single" stage); type 2
-  // runs its stages one session each, so a stalled attempt resumes from the stage it stopped in.
-  const stagesYml = `"1": [single]\n"2": [implement, verify, walkthrough]\n"3": [single]\nrefinery: [single]\n`;
+  // Types 1 and 3 and the refineries: one session does everything (src/agent's "single" stage); with
+  // the scripted agent type 2 runs its stages one session each, so a stalled attempt resumes from the
+  // stage it stopped in.
+  const type2 = run.agent === "scripted" ? "[implement, verify, walkthrough]" : "[single]";
+  const stagesYml = `"1": [single]\n"2": ${type2}\n"3": [single]\nrefinery: [single]\n`;
   await sim.control.createRepo({
     owner: DEMO_OWNER,
     name: DEMO_REPO,
