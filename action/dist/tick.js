@@ -3428,12 +3428,12 @@ var require_levels = __commonJS({
     function genLsCache(instance) {
       const formatter = instance[formattersSym].level;
       const { labels } = instance.levels;
-      const cache4 = {};
+      const cache2 = {};
       for (const label in labels) {
         const level = formatter(labels[label], Number(label));
-        cache4[label] = JSON.stringify(level).slice(0, -1);
+        cache2[label] = JSON.stringify(level).slice(0, -1);
       }
-      instance[lsCacheSym] = cache4;
+      instance[lsCacheSym] = cache2;
       return instance;
     }
     function isStandardLevel(level, useOnlyCustomLevels) {
@@ -6586,9 +6586,9 @@ var require_cjs2 = __commonJS({
         clone[property] = descriptor.get ? descriptor.get() : descriptor.value;
       }
     }
-    function copyOwnPropertiesStrict(value, clone, state, names2, start) {
-      for (let index = start; index < names2.length; ++index) {
-        copyOwnDescriptor(value, clone, names2[index], state);
+    function copyOwnPropertiesStrict(value, clone, state, names, start) {
+      for (let index = start; index < names.length; ++index) {
+        copyOwnDescriptor(value, clone, names[index], state);
       }
       for (const symbol of Object.getOwnPropertySymbols(value)) {
         copyOwnDescriptor(value, clone, symbol, state);
@@ -6638,11 +6638,11 @@ var require_cjs2 = __commonJS({
     }
     function copyDataViewStrict(dataView, state) {
       const { buffer } = dataView;
-      const { cache: cache4, Constructor } = state;
-      const bufferCopied = cache4.has(buffer);
-      const bufferClone = bufferCopied ? cache4.get(buffer) : state.copier(buffer, state);
-      if (!bufferCopied && cache4.has(dataView)) {
-        return cache4.get(dataView);
+      const { cache: cache2, Constructor } = state;
+      const bufferCopied = cache2.has(buffer);
+      const bufferClone = bufferCopied ? cache2.get(buffer) : state.copier(buffer, state);
+      if (!bufferCopied && cache2.has(dataView)) {
+        return cache2.get(dataView);
       }
       const clone = new Constructor(bufferClone, dataView.byteOffset, dataView.byteLength);
       state.cache.set(dataView, clone);
@@ -6725,9 +6725,9 @@ var require_cjs2 = __commonJS({
       const clone = copyPrimitiveWrapper(string, state);
       state.cache.set(string, clone);
       const { length } = string;
-      const names2 = Object.getOwnPropertyNames(string);
-      const start = names2[length] === "length" ? length + 1 : length;
-      return copyOwnPropertiesStrict(string, clone, state, names2, start);
+      const names = Object.getOwnPropertyNames(string);
+      const start = names[length] === "length" ? length + 1 : length;
+      return copyOwnPropertiesStrict(string, clone, state, names, start);
     }
     var DEFAULT_MAX_DEPTH = 1e3;
     function createDefaultCache() {
@@ -14285,9 +14285,9 @@ function getCache() {
     1e3 * 60 * 59
   );
 }
-async function get(cache4, options2) {
+async function get(cache2, options2) {
   const cacheKey = optionsToCacheKey(options2);
-  const result = await cache4.get(cacheKey);
+  const result = await cache2.get(cacheKey);
   if (!result) {
     return;
   }
@@ -14318,7 +14318,7 @@ async function get(cache4, options2) {
     repositorySelection
   };
 }
-async function set(cache4, options2, data) {
+async function set(cache2, options2, data) {
   const key = optionsToCacheKey(options2);
   const permissionsString = options2.permissions ? "" : Object.keys(data.permissions).map(
     (name) => `${name}${data.permissions[name] === "write" ? "!" : ""}`
@@ -14331,7 +14331,7 @@ async function set(cache4, options2, data) {
     permissionsString,
     data.singleFileName
   ].join("|");
-  await cache4.set(key, value);
+  await cache2.set(key, value);
 }
 function optionsToCacheKey({
   installationId,
@@ -15516,14 +15516,14 @@ function ciVerdict(ci, configured) {
 var CI_LIMITS = { checks: 5, summary: 1e3, annotations: 10, annotation: 300, logLines: 40, logChars: 3e3 };
 var cut = (text, max) => text.length > max ? `${text.slice(0, max)}\u2026` : text;
 var isForges = (name) => name.startsWith("forge \xB7 ");
-async function readCiChecks(octokit, r, headSha, names2) {
-  if (names2.length === 0) return { pending: false, running: false, missing: [], failing: [] };
+async function readCiChecks(octokit, r, headSha, names) {
+  if (names.length === 0) return { pending: false, running: false, missing: [], failing: [] };
   const { data } = await octokit.rest.checks.listForRef({ ...r, ref: headSha, filter: "latest", per_page: 100 });
-  const considered = data.check_runs.filter((c) => !isForges(c.name) && names2.includes(c.name));
+  const considered = data.check_runs.filter((c) => !isForges(c.name) && names.includes(c.name));
   const { data: combined } = await octokit.rest.repos.getCombinedStatusForRef({ ...r, ref: headSha, per_page: 100 });
-  const statuses = combined.statuses.filter((st) => !isForges(st.context) && names2.includes(st.context));
+  const statuses = combined.statuses.filter((st) => !isForges(st.context) && names.includes(st.context));
   const running = considered.some((c) => c.status !== "completed") || statuses.some((st) => st.state === "pending");
-  const missing = names2.filter((n2) => !considered.some((c) => c.name === n2) && !statuses.some((st) => st.context === n2));
+  const missing = names.filter((n2) => !considered.some((c) => c.name === n2) && !statuses.some((st) => st.context === n2));
   const pending = running || missing.length > 0;
   const failed = considered.filter((c) => c.status === "completed" && (c.conclusion === "failure" || c.conclusion === "timed_out"));
   const failing = [];
@@ -15583,6 +15583,27 @@ ${c.log}` : ""
   };
 }
 
+// src/github/ttl-cache.ts
+function ttlCache() {
+  const owners = /* @__PURE__ */ new WeakMap();
+  const entries = (owner) => {
+    let byKey = owners.get(owner);
+    if (!byKey) owners.set(owner, byKey = /* @__PURE__ */ new Map());
+    return byKey;
+  };
+  return {
+    async get(owner, key, now, ttlMs, read) {
+      const hit = entries(owner).get(key);
+      if (hit && now - hit.at < ttlMs) return hit.value;
+      const value = await read();
+      entries(owner).set(key, { at: now, value });
+      return value;
+    },
+    peek: (owner, key) => owners.get(owner)?.get(key)?.value,
+    set: (owner, key, value, now) => void entries(owner).set(key, { at: now, value })
+  };
+}
+
 // src/github/required-checks.ts
 var REQUIRED_CHECK_LIMITS = { names: 50, name: 200 };
 function rulesetContexts(rules) {
@@ -15605,34 +15626,27 @@ function protectionContexts(branch) {
   return bound([...contexts, ...named].filter((c) => typeof c === "string"));
 }
 async function readRuledChecks(port, branch, rules = () => port.branchRules(branch)) {
-  const [ruled, protectedBy] = await Promise.all([rules(), port.protectionChecks(branch)]);
-  return [...rulesetContexts(ruled), ...protectedBy];
+  const [ruled2, protectedBy] = await Promise.all([rules(), port.protectionChecks(branch)]);
+  return [...rulesetContexts(ruled2), ...protectedBy];
 }
-function bound(names2) {
+function bound(names) {
   const out = /* @__PURE__ */ new Set();
-  for (const n2 of names2) {
+  for (const n2 of names) {
     if (out.size >= REQUIRED_CHECK_LIMITS.names) break;
     const cut3 = n2.slice(0, REQUIRED_CHECK_LIMITS.name);
     if (cut3.trim()) out.add(cut3);
   }
   return [...out];
 }
-var cache = /* @__PURE__ */ new WeakMap();
+var ruled = ttlCache();
 async function requiredChecks(owner, branch, configured, now, ttlMs, read) {
-  const byBranch = cache.get(owner) ?? /* @__PURE__ */ new Map();
-  cache.set(owner, byBranch);
-  let hit = byBranch.get(branch);
-  if (!hit || now - hit.at >= ttlMs) {
-    let names2 = [];
-    try {
-      names2 = bound(await read());
-    } catch {
-      return { all: [...configured], configured: [...configured] };
-    }
-    hit = { at: now, names: names2 };
-    byBranch.set(branch, hit);
+  let names;
+  try {
+    names = await ruled.get(owner, branch, now, ttlMs, async () => bound(await read()));
+  } catch {
+    return { all: [...configured], configured: [...configured] };
   }
-  return { all: [.../* @__PURE__ */ new Set([...configured, ...hit.names])], configured: [...configured] };
+  return { all: [.../* @__PURE__ */ new Set([...configured, ...names])], configured: [...configured] };
 }
 var RULED_CHECK_GRACE_MS = 45e3;
 var unreported = /* @__PURE__ */ new WeakMap();
@@ -15880,39 +15894,20 @@ function mergeBlocker(message, branch, requiredChecks2, rules = []) {
 }
 var cap = (s2) => s2.charAt(0).toUpperCase() + s2.slice(1);
 var RULES_TTL_MS = 10 * 6e4;
-var cache2 = /* @__PURE__ */ new WeakMap();
-function byBranchOf(owner) {
-  const byBranch = cache2.get(owner) ?? /* @__PURE__ */ new Map();
-  cache2.set(owner, byBranch);
-  return byBranch;
-}
-async function cachedBranchRules(owner, branch, now, ttlMs, read) {
-  const byBranch = byBranchOf(owner);
-  const hit = byBranch.get(branch);
-  if (hit && now - hit.at < ttlMs) return hit;
-  let rules = [];
-  try {
-    rules = await read();
-  } catch {
-  }
-  if (!Array.isArray(rules)) rules = [];
-  const entry = { at: now, method: mergeMethodFor(rules), rules };
-  byBranch.set(branch, entry);
-  return entry;
+var branchRules = ttlCache();
+function cachedBranchRules(owner, branch, now, ttlMs, read) {
+  return branchRules.get(owner, branch, now, ttlMs, async () => {
+    const rules = await read().catch(() => []);
+    const list = Array.isArray(rules) ? rules : [];
+    return { method: mergeMethodFor(list), rules: list };
+  });
 }
 function rememberLinear(owner, branch, now) {
-  const byBranch = byBranchOf(owner);
-  byBranch.set(branch, { at: now, method: "squash", rules: byBranch.get(branch)?.rules ?? [] });
+  branchRules.set(owner, branch, { method: "squash", rules: branchRules.peek(owner, branch)?.rules ?? [] }, now);
 }
-var names = /* @__PURE__ */ new WeakMap();
-async function cachedRulesetName(owner, id, now, ttlMs, read) {
-  const byId = names.get(owner) ?? /* @__PURE__ */ new Map();
-  names.set(owner, byId);
-  const hit = byId.get(id);
-  if (hit && now - hit.at < ttlMs) return hit.name;
-  const name = await read();
-  byId.set(id, { at: now, name });
-  return name;
+var rulesetNames = ttlCache();
+function cachedRulesetName(owner, id, now, ttlMs, read) {
+  return rulesetNames.get(owner, id, now, ttlMs, read);
 }
 
 // src/github/web-url.ts
@@ -16153,8 +16148,8 @@ var OctokitPort = class {
       return { blobSha: data.content?.sha ?? "", commitSha: data.commit.sha ?? "" };
     } catch (e) {
       const status = statusOf(e);
-      const ruled = /rule violations/i.test(e.message ?? "");
-      if (status === 409 && !ruled || status === 422 && !expectedBlobSha)
+      const ruled2 = /rule violations/i.test(e.message ?? "");
+      if (status === 409 && !ruled2 || status === 422 && !expectedBlobSha)
         throw new ConflictError("repos.createOrUpdateFileContents", `${path2} on ${branch} changed since it was read`);
       throw wrap("repos.createOrUpdateFileContents", e);
     }
@@ -16212,8 +16207,8 @@ var OctokitPort = class {
     const body = checkBody(fields);
     return this.#call("checks.create", async () => (await this.#octokit.rest.checks.create({ ...this.#r, ...body })).data.id);
   }
-  async ciChecks(headSha, names2) {
-    return this.#call("checks.listForRef", () => readCiChecks(this.#octokit, this.#r, headSha, names2));
+  async ciChecks(headSha, names) {
+    return this.#call("checks.listForRef", () => readCiChecks(this.#octokit, this.#r, headSha, names));
   }
   async findCheckRun(headSha, name, externalId) {
     return (await this.listCheckRuns(headSha, name)).find((c) => c.externalId === externalId)?.id ?? null;
@@ -17260,12 +17255,12 @@ function effectFailed(s2, { key, error }) {
 }
 
 // src/core/plan-index.ts
-var cache3 = /* @__PURE__ */ new WeakMap();
+var cache = /* @__PURE__ */ new WeakMap();
 function planIndex(plan) {
-  let index = cache3.get(plan);
+  let index = cache.get(plan);
   if (!index) {
     index = buildIndex(plan.nodes);
-    cache3.set(plan, index);
+    cache.set(plan, index);
   }
   return index;
 }
@@ -20236,14 +20231,14 @@ async function mergePullRequest2(effect, ctx) {
   }
   const title = t ? `forge(${t.id}): ${ctx.journal.plan.nodes.find((n2) => n2.id === t.id)?.title || t.id}` : `forge: ${effect.taskId}`;
   if (ctx.stillWanted && !ctx.stillWanted()) return { kind: "later", reason: "the merge left the outbox while it was being checked" };
-  const { method, rules: branchRules } = await cachedBranchRules(port, base, ctx.now, RULES_TTL_MS, readRules);
+  const { method, rules: branchRules2 } = await cachedBranchRules(port, base, ctx.now, RULES_TTL_MS, readRules);
   const res = await port.mergePullRequest(number, { ...verified ? { sha: verified } : {}, method, title });
   if (res.kind === "merged") return done({ mergeSha: res.sha, prNumber: number });
   if (res.kind === "base_moved") return { kind: "later", reason: res.message, retryInMs: MERGE_RETRY_MS };
   const pr = await port.getPullRequest(number);
   if (pr.merged && pr.mergeSha) return done({ mergeSha: pr.mergeSha, prNumber: number });
   if (res.kind === "not_mergeable")
-    return refused(ctx, effect, t, res.message, method, { number, head: verified, mergeable: pr.mergeable }, branchRules);
+    return refused(ctx, effect, t, res.message, method, { number, head: verified, mergeable: pr.mergeable }, branchRules2);
   if (pr.state === "open" && verified && pr.headSha === verified)
     return { kind: "later", reason: "GitHub answered 409 for the verified head; trying again", retryInMs: MERGE_RETRY_MS };
   return {
@@ -20972,14 +20967,14 @@ var Restorer = class {
    * GitHub objects) when both come from the same blob: then it is kept.
    */
   async putBack(runId, commitSha, actor) {
-    const { store, cache: cache4, dirty, log, onRestored } = this.#held;
+    const { store, cache: cache2, dirty, log, onRestored } = this.#held;
     const restored = await store.restore(runId, commitSha);
     if (!restored) return null;
     log.warn({ runId, commitSha, actor }, "the state branch was deleted: restored at its last journal commit");
-    const cached = cache4.get(runId);
+    const cached = cache2.get(runId);
     const loaded = cached && cached.blobSha === restored.blobSha ? { ...restored, state: cached.state } : restored;
     if (loaded === restored) dirty.delete(runId);
-    cache4.set(runId, loaded);
+    cache2.set(runId, loaded);
     await onRestored?.(runId, loaded, actor).catch(
       (err) => log.warn({ runId, err: err.message }, "could not tell the run's tracker")
     );

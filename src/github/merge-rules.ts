@@ -15,6 +15,7 @@ import type { Octokit } from "./octokit-port.js";
 import { wantsUpToDate } from "./branch-update.js";
 import { mergeRefusal, wrap } from "./octokit-rest.js";
 import type { PullMergeResult } from "./port.js";
+import { ttlCache } from "./ttl-cache.js";
 import { describeRules, mergeRemedy, ruleRefusal, ruleTypesOf, type NamedRule } from "./rule-refusals.js";
 
 export interface BranchRule {
@@ -188,62 +189,35 @@ const cap = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
 /** How long a branch's rules are kept: as long as the repository's config (`CONFIG_TTL_MS`, src/app/context.ts). */
 export const RULES_TTL_MS = 10 * 60_000;
 
-const cache = new WeakMap<object, Map<string, { at: number; method: MergeMethod; rules: BranchRule[] }>>();
-
-function byBranchOf(owner: object): Map<string, { at: number; method: MergeMethod; rules: BranchRule[] }> {
-  const byBranch = cache.get(owner) ?? new Map<string, { at: number; method: MergeMethod; rules: BranchRule[] }>();
-  cache.set(owner, byBranch);
-  return byBranch;
-}
+const branchRules = ttlCache<string, { method: MergeMethod; rules: BranchRule[] }>();
 
 /**
  * The rules of `branch` and the merge method for a pull request into it, read at most once per
- * `ttlMs` for this port (one repository): `read` asks GitHub. A failed read chooses a merge commit
- * (the refusal that may follow says which method the branch wants, and the next try squashes).
+ * `ttlMs` for this port (one repository): `read` asks GitHub. A failed read is kept as no rules and
+ * a merge commit (the refusal that may follow says which method the branch wants, and the next try squashes).
  */
-export async function cachedBranchRules(
+export function cachedBranchRules(
   owner: object,
   branch: string,
   now: number,
   ttlMs: number,
   read: () => Promise<BranchRule[]>,
 ): Promise<{ method: MergeMethod; rules: BranchRule[] }> {
-  const byBranch = byBranchOf(owner);
-  const hit = byBranch.get(branch);
-  if (hit && now - hit.at < ttlMs) return hit;
-  let rules: BranchRule[] = [];
-  try {
-    rules = await read();
-  } catch {
-    // unread: a merge commit, and the refusal says what the branch wants
-  }
-  if (!Array.isArray(rules)) rules = [];
-  const entry = { at: now, method: mergeMethodFor(rules), rules };
-  byBranch.set(branch, entry);
-  return entry;
+  return branchRules.get(owner, branch, now, ttlMs, async () => {
+    const rules = await read().catch(() => []);
+    const list = Array.isArray(rules) ? rules : [];
+    return { method: mergeMethodFor(list), rules: list };
+  });
 }
 
 /** After a refusal for merge commits, the branch wants a linear history whatever its rules said: remembered until the TTL runs out. */
 export function rememberLinear(owner: object, branch: string, now: number): void {
-  const byBranch = byBranchOf(owner);
-  byBranch.set(branch, { at: now, method: "squash", rules: byBranch.get(branch)?.rules ?? [] });
+  branchRules.set(owner, branch, { method: "squash", rules: branchRules.peek(owner, branch)?.rules ?? [] }, now);
 }
 
-const names = new WeakMap<object, Map<number, { at: number; name: string }>>();
+const rulesetNames = ttlCache<number, string>();
 
-/** A ruleset's name, read at most once per `ttlMs` for this port. */
-export async function cachedRulesetName(
-  owner: object,
-  id: number,
-  now: number,
-  ttlMs: number,
-  read: () => Promise<string>,
-): Promise<string> {
-  const byId = names.get(owner) ?? new Map<number, { at: number; name: string }>();
-  names.set(owner, byId);
-  const hit = byId.get(id);
-  if (hit && now - hit.at < ttlMs) return hit.name;
-  const name = await read();
-  byId.set(id, { at: now, name });
-  return name;
+/** A ruleset's name, read at most once per `ttlMs` for this port; a failed read throws and is not kept. */
+export function cachedRulesetName(owner: object, id: number, now: number, ttlMs: number, read: () => Promise<string>): Promise<string> {
+  return rulesetNames.get(owner, id, now, ttlMs, read);
 }

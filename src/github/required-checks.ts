@@ -14,6 +14,7 @@
  */
 import type { BranchRule } from "./merge-rules.js";
 import type { GitHubPort } from "./port.js";
+import { ttlCache } from "./ttl-cache.js";
 
 /** At most this many names are taken from the rules, each cut to this many characters. */
 export const REQUIRED_CHECK_LIMITS = { names: 50, name: 200 } as const;
@@ -74,12 +75,13 @@ export interface RequiredChecks {
   configured: string[];
 }
 
-const cache = new WeakMap<object, Map<string, { at: number; names: string[] }>>();
+const ruled = ttlCache<string, string[]>();
 
 /**
  * The checks required of a PR into `branch`: the config's `configured` and the rules' (read by `read`,
  * at most once per `ttlMs` for `owner` — one repository's port — and branch). A failed read counts
- * the config's alone: GitHub still holds the merge for the rules' checks, and the refusal says which.
+ * the config's alone and is not kept (the next call reads again): GitHub still holds the merge for
+ * the rules' checks, and the refusal says which.
  */
 export async function requiredChecks(
   owner: object,
@@ -89,21 +91,13 @@ export async function requiredChecks(
   ttlMs: number,
   read: () => Promise<string[]>,
 ): Promise<RequiredChecks> {
-  const byBranch = cache.get(owner) ?? new Map<string, { at: number; names: string[] }>();
-  cache.set(owner, byBranch);
-  let hit = byBranch.get(branch);
-  if (!hit || now - hit.at >= ttlMs) {
-    let names: string[] = [];
-    try {
-      names = bound(await read());
-    } catch {
-      // unread: the config's alone, and the next call tries again
-      return { all: [...configured], configured: [...configured] };
-    }
-    hit = { at: now, names };
-    byBranch.set(branch, hit);
+  let names: string[];
+  try {
+    names = await ruled.get(owner, branch, now, ttlMs, async () => bound(await read()));
+  } catch {
+    return { all: [...configured], configured: [...configured] };
   }
-  return { all: [...new Set([...configured, ...hit.names])], configured: [...configured] };
+  return { all: [...new Set([...configured, ...names])], configured: [...configured] };
 }
 
 /**

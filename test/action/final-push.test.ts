@@ -80,6 +80,13 @@ function agentThenFaults(w: World, faults: GitFault[]): { agent: AgentRunner; ru
   };
 }
 
+/**
+ * The job's config: the agent's wrapper waits for the start commit to land after the agent ends, a
+ * wait the stall watcher must not take for a silent agent (under load it can pass the 0.4 s of the
+ * usual test config) — this test is about the push, not the heartbeat.
+ */
+const config = () => testConfig({ heartbeat_interval_seconds: 5, stale_threshold_seconds: 60 });
+
 const BLIP: GitFault[] = [
   { on: "push", answer: 500 },
   { on: "push", answer: "reset" },
@@ -89,7 +96,7 @@ describe("a blip at the final push", () => {
   it("is waited out: the work and the record are pushed, the attempt ends 0, and the agent ran once", async () => {
     const { w, slept, retries } = await httpWorld(GIT_REMOTE_BACKOFF.attempts);
     const { agent, runs } = agentThenFaults(w, BLIP);
-    const report = await runJob(w, agent, { config: testConfig(), input: { jobUrl: JOB_URL } });
+    const report = await runJob(w, agent, { config: config(), input: { jobUrl: JOB_URL } });
     expect(report.kind).toBe("attempt");
     if (report.kind !== "attempt") return;
     expect(report.exitCode, report.result.error).toBe(0);
@@ -116,7 +123,7 @@ describe("a blip at the final push", () => {
   it("loses the attempt when git is not tried again: nothing recorded, and the App would run the agent again", async () => {
     const { w, retries } = await httpWorld(1);
     const { agent, runs } = agentThenFaults(w, BLIP);
-    await expect(runJob(w, agent, { config: testConfig(), input: { jobUrl: JOB_URL } })).rejects.toThrow(/git push failed/);
+    await expect(runJob(w, agent, { config: config(), input: { jobUrl: JOB_URL } })).rejects.toThrow(/git push failed/);
     expect(runs()).toBe(1);
     expect(retries).toEqual([]);
     // The branch still ends with the start commit pushed for the draft PR: no work, no record reached GitHub.
@@ -144,7 +151,7 @@ describe("a blip at the final push", () => {
         return out;
       },
     };
-    await expect(runJob(w, agent, { config: testConfig(), input: { jobUrl: JOB_URL } })).rejects.toThrow(
+    await expect(runJob(w, agent, { config: config(), input: { jobUrl: JOB_URL } })).rejects.toThrow(
       /rejected|fetch first|non-fast-forward/,
     );
     expect(retries).toEqual([]);
