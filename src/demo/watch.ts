@@ -53,7 +53,8 @@ export async function reviewOverlay(run: DemoRun, gh: Octokit, branch: string): 
 export async function waitForTheEnd(run: DemoRun, user: Octokit): Promise<number | undefined> {
   const { options } = run;
   const slower = options.latency === "github" ? 3 : 1;
-  const timeoutMs = options.timeoutMs ?? (run.agent === "claude" ? 20 : 6) * 60_000 * slower;
+  // Generous: a busy machine (the demo shares its cores with anything else running) takes minutes.
+  const timeoutMs = options.timeoutMs ?? (run.agent === "claude" ? 20 : 10) * 60_000 * slower;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const j = run.journal;

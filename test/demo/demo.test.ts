@@ -173,7 +173,7 @@ describe("forge demo", () => {
     console.log(
       `forge demo: ${(result.durationMs / 1000).toFixed(1)} s inside, ${((performance.now() - t0) / 1000).toFixed(1)} s with process start`,
     );
-  }, 600_000);
+  }, 900_000);
 });
 
 /** The browsable report: the DAG as inline SVG with every node coloured MERGED, and the tracker; a file to keep. */
