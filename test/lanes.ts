@@ -24,6 +24,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/architecture/*.test.ts",
     "test/templates/*.test.ts",
     "test/github/pacing.test.ts",
+    "test/github/ttl-cache.test.ts",
     "test/github/workflow-runs.test.ts",
     "test/action/dispatch-check.test.ts",
     "test/action/github.test.ts",
