@@ -50,6 +50,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/cli/schemas.test.ts",
     "test/cli/validate.test.ts",
     "test/demo/captain-agent.test.ts",
+    "test/demo/loop.test.ts",
     "test/demo/plan-stages.test.ts",
     "test/demo/readme.test.ts",
     "test/local-github/runner/expressions.test.ts",

@@ -308,11 +308,17 @@ function progressNote(p: LiveProgress | undefined): string {
 /** A job's page as a link may hold it: http(s), nothing that ends the link or the table cell. */
 const JOB_PAGE = /^https?:\/\/[^\s()<>|[\]]{1,300}$/;
 
+/** A resumed attempt's note: whose work it continues, why that attempt ended, and the stage it started at. */
+function resumedNote(r: NonNullable<NonNullable<TaskState["attempt"]>["resumed"]>): string {
+  return `resumed: continues attempt ${r.fromAttempt} (${r.reason.replace("_", " ")})${r.stage ? `, from stage ${r.stage}` : ""}`;
+}
+
 function renderRow(t: TaskState, node: PlanNode, check: number | undefined, repo: RepoOnWeb): string {
   const a = t.attempt;
   const paths = a?.revision.protectedPaths ?? [];
   const notes = [
     t.status === "RUNNING" ? progressNote(a?.revision.progress) : "",
+    a?.resumed ? resumedNote(a.resumed) : "",
     a?.revision.waiting && t.status === "MERGE_READY" ? `waiting for a person: ${a.revision.waiting}` : "",
     a?.revision.iteration && t.status === "RUNNING" ? `revision ${a.revision.iteration}` : "",
     a?.hold ? `held: ${a.hold}` : "",

@@ -17,7 +17,14 @@
  * - a revision (the prompt's `## Revision <n>` section, action/src/task/revision.ts) answers what it
  *   is given instead of writing the task's files again: failing checks → it deletes the files the
  *   checks' annotations name as work-in-progress markers; review comments → a line in the commented
- *   file at the commented line, and an answer per comment in the answers file the prompt names.
+ *   file at the commented line, and an answer per comment in the answers file the prompt names;
+ * - every session names itself as a Claude Code session does (a stream-json `system` line with a
+ *   `session_id`), and a resumed attempt's session continues the one Forge hands it
+ *   (`FORGE_RESUME_SESSION`, docs/runner.md#resuming);
+ * - a task whose block names `stall_at: { attempt, stage }` goes silent in that stage of that attempt
+ *   (the runner stops it as stalled, exit 21, and the App retries it STALE);
+ * - a person's answer to the previous attempt's question (`/forge retry <task> <answer>`) goes into
+ *   the walkthrough's approach, so the PR says what the person answered.
  */
 import { readFileSync } from "node:fs";
 import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -243,6 +250,47 @@ function sentinelTask(text: string | undefined): ScriptedTask {
   }
 }
 
+/** The `stall_at:` of the first `forge-scripted-agent` block in a text: the attempt and the stage in which the agent goes silent. */
+export function stallAt(text: string | undefined): { attempt: number; stage: string } | undefined {
+  const m = /^(`{3,})forge-scripted-agent[^\n]*\n([\s\S]*?)^\1[ \t]*$/m.exec(text ?? "");
+  if (!m) return undefined;
+  const at = (parseYaml(m[2]!) as { stall_at?: { attempt?: unknown; stage?: unknown } } | null)?.stall_at;
+  return at && Number.isInteger(at.attempt) && typeof at.stage === "string"
+    ? { attempt: at.attempt as number, stage: at.stage }
+    : undefined;
+}
+
+/** The stage a stage prompt names (src/agent/stages/prompt.ts: "Stage: **verify**."). */
+export function stageOf(prompt: string): string | undefined {
+  return /\bStage: \*\*([a-z-]+)\*\*/.exec(prompt)?.[1];
+}
+
+/** A person's answer to the previous attempt's question, as the stage prompt quotes it. */
+export function personAnswer(prompt: string): string | undefined {
+  const m =
+    /^## A person's answer to the previous attempt's question\n\n<untrusted-text source="answer">\n([\s\S]*?)\n<\/untrusted-text>/m.exec(
+      prompt,
+    );
+  return m?.[1]?.trim() || undefined;
+}
+
+/** The session this agent names itself by: the one a resumed attempt continues, else a new one. */
+function announceSession(env: NodeJS.ProcessEnv, stage: string | undefined): void {
+  const resumed = env.FORGE_RESUME_SESSION;
+  const id = resumed ?? `demo-${env.FORGE_TASK_ID ?? "task"}-${env.FORGE_ATTEMPT ?? "1"}-${stage ?? "session"}-${Date.now().toString(36)}`;
+  process.stdout.write(`${JSON.stringify({ type: "system", subtype: "init", session_id: id, model: "forge-scripted" })}\n`);
+  if (resumed) process.stdout.write(`Resuming session ${resumed} of an earlier attempt\n`);
+}
+
+/** The walkthrough's approach says what the person answered. */
+async function noteAnswer(env: NodeJS.ProcessEnv, cwd: string, answer: string): Promise<void> {
+  const file = env.FORGE_WALKTHROUGH_PATH ?? (env.FORGE_SIGNAL_DIR ? path.join(env.FORGE_SIGNAL_DIR, "walkthrough.md") : undefined);
+  const text = file ? await readFile(path.resolve(cwd, file), "utf8").catch(() => undefined) : undefined;
+  if (!file || text === undefined || !text.includes("## Approach\n\n")) return;
+  const line = `The previous attempt asked a question; a person answered on the PR: ${answer.replace(/\s+/g, " ")}\n\n`;
+  await writeFile(path.resolve(cwd, file), text.replace("## Approach\n\n", `## Approach\n\n${line}`));
+}
+
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   // `--plan <dir>`: the demo's plan folder, whose overlays are the Captain's answers.
   const at = argv.indexOf("--plan");
@@ -262,9 +310,35 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
   const followup = isFollowupId(id);
   // A revision's review or failing checks are in the stage prompt, not in the task file.
   const stagePrompt = env.FORGE_PROMPT ?? (env.FORGE_PROMPT_FILE ? await readFile(env.FORGE_PROMPT_FILE, "utf8").catch(() => "") : "");
+  const stage = stageOf(stagePrompt);
+  announceSession(env, stage);
   // The task sentinel and the fix it asks for do what the task's `sentinel:` directives say, nothing else.
   const sentinel = await runScriptedSentinel(sentinelTask(text), env.FORGE_AGENT_TYPE, env.FORGE_SPAWN_NAME, stagePrompt, process.cwd());
   if (sentinel !== undefined) return sentinel;
+  const stall = followup ? undefined : stallAt(text);
+  if (stall && stall.attempt === Number(env.FORGE_ATTEMPT ?? "1") && stall.stage === stage) {
+    process.stdout.write(`Thinking about ${stage}…\n`);
+    // Silent, but alive until the runner stops it.
+    return new Promise<number>(() => setInterval(() => {}, 1 << 30));
+  }
+  const answer = personAnswer(stagePrompt);
+  if (answer) {
+    const code = await agentWork(argv, env, id, followup, text, stagePrompt);
+    if (code === 0) await noteAnswer(env, process.cwd(), answer);
+    return code;
+  }
+  return agentWork(argv, env, id, followup, text, stagePrompt);
+}
+
+/** The task's work (or a revision's, or a follow-up's), once the session is named. */
+async function agentWork(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  id: string,
+  followup: boolean,
+  text: string | undefined,
+  stagePrompt: string,
+): Promise<number> {
   const revision = revisionOf(stagePrompt);
   if (revision && !followup) return revise(revision, stagePrompt, text, env, process.cwd());
   const marker = followup ? undefined : wipMarker(text);

@@ -92,12 +92,15 @@ export class LiveView {
     for (const tr of d.transitions) {
       const t = d.journal.tasks.find((x) => x.id === tr.taskId);
       const byRefinery = tr.to === "MERGE_READY" && refineryMerged(d.journal, tr.taskId);
+      const resumed = tr.to === "RUNNING" && tr.from === "PENDING" ? t?.attempt?.resumed : undefined;
       const why =
         tr.to === "FAILED" || tr.to === "STALE"
           ? `  ${color("31", (t?.lastError ?? "").slice(0, 90))}`
           : byRefinery
             ? "  (its refinery merges it)"
-            : "";
+            : resumed
+              ? `  resumes attempt ${resumed.fromAttempt}${t?.attempt?.prNumber !== undefined ? ` on #${t.attempt.prNumber}` : ""}${resumed.stage ? ` from stage ${resumed.stage}` : ""}`
+              : "";
       const tint = tr.to === "MERGED" ? "32" : tr.to === "FAILED" || tr.to === "STALE" ? "31" : tr.to === "RUNNING" ? "36" : "0";
       this.line(
         `${prefix()}  ${tr.taskId.padEnd(12)} ${tr.from.padEnd(11)} → ${color(tint, tr.to.padEnd(11))} attempt ${tr.attempt}${why}`,

@@ -9,6 +9,13 @@ export const FULL = `${DEMO_OWNER}/${DEMO_REPO}`;
 export const PERSON = "octocat";
 
 /**
+ * The agent's isolation (docs/runner.md#isolation): `auto`, Forge's default — its own OS user where the
+ * machine allows it (root, or passwordless sudo, with useradd and setpriv), else the runner's user with a
+ * warning in each job's log; the result says which (`isolation`, read from the jobs' logs).
+ */
+export const ISOLATION = "auto";
+
+/**
  * The project's own CI, as most repositories have one, in two workflows. `ci.yml`: its check (no
  * work-in-progress marker committed) on every push to main and to Forge's agent branches
  * (forge/<run>/<task>/<attempt>; not the run's journal nor its integration branch, which only

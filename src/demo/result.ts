@@ -4,6 +4,7 @@
 import type { Octokit } from "@octokit/rest";
 import type { Sim } from "../local-github/server.js";
 import { ciFixInWords, ciRunsInWords, readCiRuns } from "./ci-runs.js";
+import { loopExpected, loopInWords, loopProblems, machineIsolates, readLoop } from "./loop.js";
 import { readOutcome, testIntegration, writeReport } from "./outcome.js";
 import { FULL, PERSON } from "./project.js";
 import { feedbackExpected, readFeedback, REVIEWED_TASK } from "./review.js";
@@ -54,6 +55,9 @@ export async function demoResult(run: DemoRun, sim: Sim, user: Octokit, finalPrN
         `${unused.join(", ")} went unused: the plan's tasks were scripted to raise ${run.stages.toCome.length} Change Request(s), the run raised ${j.changeRequests.length}`,
       );
   }
+  const loop = await readLoop(user, sim, j, outcome.tasks, run.answerer?.comments ?? [], outcome.trackerIssue);
+  // The question and the stall are the scripted agent's (the Claude Code script fails where a task asks, and never stalls).
+  if (j) problems.push(...loopProblems(loop, run.agent === "scripted" ? loopExpected(run.stages) : {}, machineIsolates()));
   if (testsOnIntegration && !testsOnIntegration.ok)
     problems.push(
       `the plan's checks fail on the integration branch (${testsOnIntegration.commands.join("; ")}): ${testsOnIntegration.summary}`,
@@ -80,9 +84,10 @@ export async function demoResult(run: DemoRun, sim: Sim, user: Octokit, finalPrN
     jobs: run.jobs,
     ciRuns,
     feedback,
+    loop,
     schemaViolations: sim.violations.length,
   };
-  const facts = [...(feedback.ciFix ? [ciFixInWords(feedback.ciFix)] : []), ciRunsInWords(ciRuns)];
+  const facts = [...(feedback.ciFix ? [ciFixInWords(feedback.ciFix)] : []), ...loopInWords(loop), ciRunsInWords(ciRuns)];
   await writeReport(
     user,
     { outDir: run.outDir, agent: run.agent, stages: run.stages, journal: j, outcome, log: run.view.log, webUrl: sim.url, facts },

@@ -28,6 +28,7 @@ import type { RunRecord } from "./outcome.js";
 import { loadPlanStages, type PlanStages } from "./plan-stages.js";
 import { PERSON } from "./project.js";
 import { demoResult } from "./result.js";
+import type { DemoAnswerer } from "./answer.js";
 import type { DemoReviewer } from "./review.js";
 import { createRepository, pushPlan, ROOT, startGitHubAndApp, startRunners, type Services } from "./services.js";
 import type { DemoAgent, DemoOptions, DemoResult } from "./types.js";
@@ -85,6 +86,8 @@ export class DemoRun {
   readonly raised = new Set<string>();
   /** The person reviewing one task's PR (scripted agent only). */
   reviewer: DemoReviewer | undefined;
+  /** The person answering agents' questions with `/forge retry <task> <answer>` on their PRs. */
+  answerer: DemoAnswerer | undefined;
 
   constructor(
     readonly options: DemoOptions,
@@ -132,7 +135,15 @@ export class DemoRun {
       if (tr.to === "RUNNING" && !firstRunning.has(tr.taskId)) firstRunning.set(tr.taskId, this.view.elapsed());
       if (tr.to === "MERGED") mergedAt.set(tr.taskId, this.view.elapsed());
       if (tr.to === "FAILED" || tr.to === "STALE")
-        failures.set(tr.taskId, [...(failures.get(tr.taskId) ?? []), { attempt: tr.attempt, to: tr.to, error: t?.lastError ?? "" }]);
+        failures.set(tr.taskId, [
+          ...(failures.get(tr.taskId) ?? []),
+          {
+            attempt: tr.attempt,
+            to: tr.to,
+            error: t?.lastError ?? "",
+            ...(t?.attempt?.prNumber !== undefined ? { pr: t.attempt.prNumber } : {}),
+          },
+        ]);
     }
     this.view.decision(id, d);
     this.wake();

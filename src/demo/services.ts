@@ -17,7 +17,7 @@ import { createSim, type Sim } from "../local-github/server.js";
 import { demoClaudeScript, type CaptainAnswer } from "./claude-script.js";
 import { demoGeminiScript } from "./gemini-script.js";
 import { offlineGeminiEnv, startGeminiServer, type GeminiServer } from "../fake-agents/gemini/index.js";
-import { DEMO_OWNER, DEMO_REPO, FULL, PERSON, projectFiles } from "./project.js";
+import { DEMO_OWNER, DEMO_REPO, FULL, ISOLATION, PERSON, projectFiles } from "./project.js";
 import type { DemoRun } from "./run.js";
 import { captainHasAnswer, reviewOverlay } from "./watch.js";
 
@@ -123,12 +123,14 @@ export async function createRepository(run: DemoRun, sim: Sim, appId: number): P
     "# A task PR merges once the project's CI job `check` passes on its head; its failure starts a fix revision.\nrequired_checks: [check]\n";
   const agentConfig =
     run.agent !== "scripted"
-      ? `agent:\n  adapter: ${run.agent}\n${run.agent === "gemini" ? "  model: gemini-2.5-flash\n" : ""}  max_turns: 12\n  isolation: none\nheartbeat_interval_seconds: 10\nstale_threshold_seconds: 60\n${requiredChecks}`
-      : `agent:\n  adapter: command\n  isolation: none\n  command: ${JSON.stringify(`node ${shellQuote(scriptedAgent)} --plan ${shellQuote(run.stages.dir)}`)}\nheartbeat_interval_seconds: 5\nstale_threshold_seconds: 30\n${requiredChecks}# Each attempt may spend $1; a person raises a task's budget with /forge budget <task> +<dollars>.\nbudgets: { attempt_usd: 1 }\n`;
-  // isolation: none — the demo runs on your machine; it does not add an OS user to it (docs/runner.md#isolation).
+      ? `agent:\n  adapter: ${run.agent}\n${run.agent === "gemini" ? "  model: gemini-2.5-flash\n" : ""}  max_turns: 12\n  isolation: ${ISOLATION}\nheartbeat_interval_seconds: 10\nstale_threshold_seconds: 60\n${requiredChecks}`
+      : `agent:\n  adapter: command\n  isolation: ${ISOLATION}\n  command: ${JSON.stringify(`node ${shellQuote(scriptedAgent)} --plan ${shellQuote(run.stages.dir)}`)}\n# A silent agent is stopped as stalled after 15 s (3 missed beats): the demo's stalled attempt is not a long wait.\nheartbeat_interval_seconds: 5\nstale_threshold_seconds: 15\n${requiredChecks}# Each attempt may spend $1; a person raises a task's budget with /forge budget <task> +<dollars>.\nbudgets: { attempt_usd: 1 }\n`;
   const config = `# Forge configuration of the demo repository (see Forge's README for every field).\nmax_parallel_agents: 4\n# Retry a failed attempt at once (the default backs off 2 s, 4 s, …).\nretry_backoff: { base_seconds: 0, max_seconds: 0 }\n${agentConfig}`;
-  // One session per task does everything (implement, verify, walkthrough): src/agent's "single" stage.
-  const stagesYml = `"1": [single]\n"2": [single]\n"3": [single]\nrefinery: [single]\n`;
+  // Types 1 and 3 and the refineries: one session does everything (src/agent's "single" stage); with
+  // the scripted agent type 2 runs its stages one session each, so a stalled attempt resumes from the
+  // stage it stopped in.
+  const type2 = run.agent === "scripted" ? "[implement, verify, walkthrough]" : "[single]";
+  const stagesYml = `"1": [single]\n"2": ${type2}\n"3": [single]\nrefinery: [single]\n`;
   await sim.control.createRepo({
     owner: DEMO_OWNER,
     name: DEMO_REPO,

@@ -2,6 +2,7 @@
 // Change Request, overlay PR, the person's review and the CI fix, the final PR, the plan's checks,
 // the jobs, and OK or FAILED with the problems. README.md's sample output is this text (test/demo).
 import { ciFixInWords, ciRunsInWords } from "./ci-runs.js";
+import { loopInWords } from "./loop.js";
 import type { DemoResult } from "./types.js";
 
 const secs = (ms: number | undefined) => (ms === undefined ? "" : `${(ms / 1000).toFixed(1)} s`);
@@ -47,6 +48,7 @@ export function summary(r: DemoResult): string {
       `Review: octocat asked for changes on #${review.pr} (${review.task}); the agent answered in revision ${review.iteration}${review.reply ? " and replied in the comment's thread" : ""}; ${review.approvalId !== undefined ? `approved at ${review.approvedHead?.slice(0, 7) ?? "?"}` : "not approved"}; ${review.status}`,
     );
   if (ciFix) out.push(ciFixInWords(ciFix));
+  out.push(...loopInWords(r.loop));
   if (r.finalPr) out.push(`Final PR #${r.finalPr.number}: ${r.finalPr.title} (${r.finalPr.head} → ${r.finalPr.base})`);
   if (r.trackerIssue !== undefined) out.push(`Run tracker: issue #${r.trackerIssue}`);
   if (r.testsOnIntegration)

@@ -2,6 +2,7 @@
 // feedback, checks) that main.ts prints and the tests read.
 import type { LatencyProfileName } from "../local-github/latency/profile.js";
 import type { CiRuns } from "./ci-runs.js";
+import type { DemoLoop } from "./loop.js";
 import type { DemoFeedback } from "./review.js";
 
 export type DemoAgent = "scripted" | "claude" | "gemini";
@@ -43,8 +44,8 @@ export interface DemoTask {
   timeMs?: number;
   /** Overlay that added it. */
   addedBy?: string;
-  /** Why each failed attempt failed, as the App recorded it. */
-  failures: { attempt: number; to: string; error: string }[];
+  /** Why each failed attempt failed, as the App recorded it, and the attempt's PR. */
+  failures: { attempt: number; to: string; error: string; pr?: number }[];
   /** Revisions of its last attempt on the same PR: by reviews (or /forge fix), by failing required checks. */
   iteration?: number;
   reviewIterations?: number;
@@ -88,6 +89,8 @@ export interface DemoResult {
   ciRuns?: CiRuns;
   /** The review answered and the CI fix (scripted agent only). */
   feedback: DemoFeedback;
+  /** The rest of the loop: the person's `/forge retry` on a PR, the STALE attempt resumed, whom the agents ran as. */
+  loop: DemoLoop;
   reportPath?: string;
   jsonPath?: string;
   /** Responses or webhooks of the local GitHub that broke GitHub's schema (should be 0). */

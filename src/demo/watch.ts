@@ -1,6 +1,7 @@
 // The demo's person while the run goes, and the wait for its end: the Captain's overlay PRs reviewed
 // and merged, budgets raised, one task's PR reviewed; the run watched until it is over.
 import type { Octokit } from "@octokit/rest";
+import { DemoAnswerer } from "./answer.js";
 import { raiseBudgets } from "./budget.js";
 import { secs } from "./live-view.js";
 import { DEMO_OWNER, DEMO_REPO, FULL, PERSON } from "./project.js";
@@ -52,12 +53,21 @@ export async function reviewOverlay(run: DemoRun, gh: Octokit, branch: string): 
 export async function waitForTheEnd(run: DemoRun, user: Octokit): Promise<number | undefined> {
   const { options } = run;
   const slower = options.latency === "github" ? 3 : 1;
-  const timeoutMs = options.timeoutMs ?? (run.agent === "scripted" ? 6 : 20) * 60_000 * slower;
+  // Generous: a busy machine (the demo shares its cores with anything else running) takes minutes.
+  const timeoutMs = options.timeoutMs ?? (run.agent === "scripted" ? 10 : 20) * 60_000 * slower;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const j = run.journal;
     const settled = j && j.status !== "running" && j.followups.every((f) => f.status === "merged" || f.status === "failed");
     if (j) await raiseBudgets(user, j, run.raised, (line) => run.view.aside(`${PERSON} ${line}`));
+    if (j) {
+      run.answerer ??= new DemoAnswerer(
+        user,
+        (id) => run.stages.taskText(id),
+        (line) => run.view.aside(`${PERSON} ${line}`),
+      );
+      await run.answerer.onJournal(j).catch((e: unknown) => void run.problems.push(`the demo's answer: ${(e as Error).message}`));
+    }
     if (j) {
       run.reviewer ??= new DemoReviewer(
         user,
@@ -66,7 +76,10 @@ export async function waitForTheEnd(run: DemoRun, user: Octokit): Promise<number
       );
       await run.reviewer.onJournal(j).catch((e: unknown) => void run.problems.push(`the demo's review: ${(e as Error).message}`));
     }
-    const held = j?.tasks.filter((t) => t.attempt?.hold === "exhausted" || t.attempt?.hold === "fatal" || t.attempt?.hold === "human");
+    // A question the demo's person answers is not one the run is stuck on.
+    const held = j?.tasks.filter(
+      (t) => t.attempt?.hold === "exhausted" || t.attempt?.hold === "fatal" || (t.attempt?.hold === "human" && !run.answerer?.answering(t)),
+    );
     if (run.stuck || held?.length) {
       run.problems.push(
         run.stuck ??

@@ -154,7 +154,7 @@ describe("checkpoints and a resumed attempt", () => {
       `## Resumed\n\nAttempt 2 continued the work of attempt 1, which stalled or ran out of time, on the same branch (\`${branch1}\`) and pull request, from its head \`${record1.slice(0, 12)}\`.`,
     );
     expect(walkthrough).toContain("It started at stage `verify`; `implement` was done by attempt 1 and not run again.");
-    expect(walkthrough).toContain(`The agent's the agent command session \`${SESSION}\` was resumed.`);
+    expect(walkthrough).toContain(`The agent's session \`${SESSION}\` was resumed.`);
     // Attempt 2's progress notes start with attempt 1's, carried in its record (docs/runner.md#progress-notes).
     expect(w.show(record1, `${dir}/agent/progress-notes.md`)).toBe(
       "# Progress notes — task t1, attempt 1\n\n## implement\n\nWrote one.txt first.\n",

@@ -377,3 +377,29 @@ describe("the tracker's debounce", () => {
     expect(trackerDebounceMs(1_000, { elapsedMs: 60_000, merged: 30 })).toBe(50_000);
   });
 });
+
+describe("a resumed attempt", () => {
+  it("says so in its row: whose work it continues, why that attempt ended, the stage it started at", () => {
+    const journal = journalOf([{ id: "a", kind: "task", agentType: "2", title: "A", dependencies: [] }]);
+    const attempt = {
+      branch: "forge/r/a/1",
+      prNumber: 7,
+      resumed: { reason: "stale" as const, fromAttempt: 1, stage: "verify" },
+      revision: { iteration: 0, dispatchedAt: new Date(0).toISOString(), workflowRunId: 42 },
+    };
+    const resumed = { ...journal, tasks: [{ ...journal.tasks[0]!, status: "RUNNING" as const, attempts: 2, attempt }] };
+    const row = (j: Journal) =>
+      renderTracker(j, [], { checkRuns: {} }, REPO, 0)
+        .split("\n")
+        .find((l) => l.startsWith("| `a`"))!;
+    expect(row(resumed)).toContain("| 2 | #7 |  | resumed: continues attempt 1 (stale), from stage verify |");
+    // Without a stage (no checkpoint): the attempt and the reason only; a fresh attempt says nothing of it.
+    const noStage = {
+      ...resumed,
+      tasks: [{ ...resumed.tasks[0]!, attempt: { ...attempt, resumed: { reason: "usage_limit" as const, fromAttempt: 1 } } }],
+    };
+    expect(row(noStage)).toContain("| resumed: continues attempt 1 (usage limit) |");
+    const { resumed: _r, ...fresh } = attempt;
+    expect(row({ ...resumed, tasks: [{ ...resumed.tasks[0]!, attempt: fresh }] })).not.toContain("resumed");
+  });
+});

@@ -4,15 +4,17 @@
  * (scripted agent; every job, the Captain's included). Asserts what the demo promises: exit 0, every
  * task MERGED, the final PR, the retried task, the follow-up, the Change Request answered by the
  * Captain's overlay PR (opened by the action, merged by the person) and applied as overlay-001, the
- * review answered by a revision and then approved, the CI fix after a failing required check, tests
- * passing on the integration branch, and an HTML report that draws the DAG and stands alone (every
- * PR's and issue's text in it, no link to the stopped local GitHub). README.md's sample output is
- * checked against this run's.
+ * review answered by a revision and then approved, the CI fix after a failing required check, a
+ * question answered with `/forge retry` on the task's PR, a STALE attempt resumed on the same PR, the
+ * agents under `isolation: auto`, tests passing on the integration branch, and an HTML report that
+ * draws the DAG and stands alone (every PR's and issue's text in it, no link to the stopped local
+ * GitHub). README.md's sample output is checked against this run's.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { machineIsolates } from "../../src/demo/loop.js";
 import type { DemoResult } from "../../src/demo/run.js";
 import { summary } from "../../src/demo/summary.js";
 import { runForge } from "../cli/helpers.js";
@@ -108,6 +110,7 @@ describe("forge demo", () => {
     expect(words.attempts - words.retries, failures).toBe(2);
     expect(err).toContain("commented `/forge budget words +1`");
 
+    checkLoop(result, err, failures);
     // The PR feedback loop. pad: octocat's review (a body and an inline comment) is answered by a
     // revision on the same PR — a reply in the comment's thread — and octocat approves the revision.
     const pad = result.tasks.find((t) => t.id === "pad")!;
@@ -139,9 +142,8 @@ describe("forge demo", () => {
     expect(result.testsOnIntegration).toMatchObject({ ok: true, fail: 0 });
     // version 1, case 3, slugify 2 + the follow-up's 1, truncate 2, words 2, pad 3, table 2, wrap 2, template 2.
     expect(result.testsOnIntegration!.pass).toBe(20);
-    // Every job ran the real action, the Captain's included.
-    // (16, and the two revisions: pad's review and truncate's CI fix.)
-    expect(result.jobs.action).toBeGreaterThanOrEqual(18);
+    // Every job ran the real action, the Captain's included: 16, the two revisions (pad's review, truncate's CI fix), slugify's answered question and template's resumed attempt.
+    expect(result.jobs.action).toBeGreaterThanOrEqual(20);
     expect(result.jobs.captain).toBe(1);
     // The project's CI ran too, on the task branches among others; the attempts above are Forge's own.
     expect(result.jobs.ci).toBeGreaterThan(0);
@@ -171,7 +173,7 @@ describe("forge demo", () => {
     console.log(
       `forge demo: ${(result.durationMs / 1000).toFixed(1)} s inside, ${((performance.now() - t0) / 1000).toFixed(1)} s with process start`,
     );
-  }, 600_000);
+  }, 900_000);
 });
 
 /** The browsable report: the DAG as inline SVG with every node coloured MERGED, and the tracker; a file to keep. */
@@ -201,4 +203,60 @@ function checkReport(result: DemoResult, ids: string[]): void {
   expect(html).not.toMatch(/Issue #\d+: [^<]*(Spent \$|FORGE_EXIT|ESCALATE)/);
   expect(html).toContain('<small class="local">(local)</small>');
   expect(html).toMatch(/\d+ cancelled by a newer push to the branch/);
+}
+
+/**
+ * The rest of the loop (src/demo/loop.ts). slugify's first attempt asks a question (exit 3): Forge
+ * posts it on the task's PR, and the person answers there with `/forge retry slugify <answer>` — a
+ * comment the App receives as a signed webhook; the next attempt takes the answer (its walkthrough,
+ * the PR body, gives it) and merges. A person's retry is not counted as a retry.
+ */
+function checkLoop(result: DemoResult, err: string, failures: string): void {
+  const slugify = result.tasks.find((t) => t.id === "slugify")!;
+  expect(slugify.failures[0], failures).toMatchObject({ attempt: 1, to: "FAILED", error: "waiting for a person" });
+  expect(slugify.attempts - slugify.retries, failures).toBe(2);
+  const { retryByComment, staleResumed, isolation } = result.loop;
+  expect(retryByComment, JSON.stringify(result.loop)).toMatchObject({
+    task: "slugify",
+    pr: slugify.failures[0]!.pr,
+    attempt: 1,
+    body: "/forge retry slugify Keep digits: top-10-tips.",
+    retriedAttempt: 2,
+    status: "MERGED",
+    finalPr: slugify.pr,
+    answerInPr: true,
+  });
+  expect(retryByComment!.question).toContain("Should slugify keep digits");
+  expect(err).toContain(
+    `octocat answered slugify's question on #${retryByComment!.pr}: \`/forge retry slugify Keep digits: top-10-tips.\``,
+  );
+  // template (type 2: implement → verify → walkthrough) goes silent in verify on its first attempt:
+  // the runner stops it as stalled, the App takes it STALE and retries it, and the retry resumes
+  // it — the same PR, from verify, implement not run again, the agent's session continued — as its
+  // walkthrough (the PR body), the tracker's row and the live view say.
+  const template = result.tasks.find((t) => t.id === "template")!;
+  expect(template.failures[0], failures).toMatchObject({ attempt: 1, to: "STALE", pr: template.pr });
+  expect(staleResumed, JSON.stringify(result.loop)).toMatchObject({
+    task: "template",
+    staleAttempt: 1,
+    resumedAttempt: template.attempts,
+    pr: template.pr,
+    samePr: true,
+    reason: "stale",
+    stage: "verify",
+    skipped: ["implement"],
+    session: expect.stringMatching(/^demo-template-1-verify-/),
+    trackerSaysResumed: true,
+    status: "MERGED",
+  });
+  expect(staleResumed!.walkthrough).toContain(
+    "Attempt 2 continued the work of attempt 1, which stalled or ran out of time, on the same branch (`forge/",
+  );
+  expect(err).toMatch(new RegExp(`template +PENDING +→ RUNNING +attempt 2 +resumes attempt 1 on #${template.pr} from stage verify`));
+  // The agents ran under `isolation: auto`: each job's agent as an OS user of its own where this
+  // machine allows it (root or passwordless sudo), else the runner's user, said.
+  expect(isolation.configured).toBe("auto");
+  expect(isolation.jobs).toBe(result.jobs.action);
+  if (machineIsolates()) expect(isolation).toMatchObject({ mode: "user", isolated: isolation.jobs, users: isolation.jobs });
+  else expect(isolation).toMatchObject({ mode: "none", isolated: 0, why: expect.stringContaining("root or passwordless sudo") });
 }

@@ -16,7 +16,8 @@ const ENDED: Record<ResumeContext["reason"], string> = {
   refinement: "was sent back by a quality gate",
 };
 
-const ADAPTER_NAMES: Record<string, string> = { claude: "Claude Code", codex: "Codex", gemini: "Gemini CLI", command: "the agent command" };
+/** The CLI whose session it is, as the walkthrough names it (a command agent's is just "the agent's session"). */
+const ADAPTER_NAMES: Record<string, string> = { claude: "Claude Code ", codex: "Codex ", gemini: "Gemini CLI ", command: "" };
 
 export function resumedSection(a: TaskAttempt, r: ResumeContext, progress: StageProgress | undefined): string {
   const lines = [
@@ -39,6 +40,6 @@ export function resumedSection(a: TaskAttempt, r: ResumeContext, progress: Stage
     );
   } else lines.push("", "Its checkpoint named no pending stage: every stage ran again, on the work already pushed.");
   if (r.session && r.session.adapter === a.deps.agent.name && r.stage)
-    lines.push("", `The agent's ${ADAPTER_NAMES[r.session.adapter] ?? r.session.adapter} session \`${r.session.id}\` was resumed.`);
+    lines.push("", `The agent's ${ADAPTER_NAMES[r.session.adapter] ?? `${r.session.adapter} `}session \`${r.session.id}\` was resumed.`);
   return lines.join("\n");
 }
