@@ -11,13 +11,15 @@ import {
   loadSystemPrompt,
   spawnAgent,
   startSubWorktree
-} from "./chunk-MJAF37RU.js";
+} from "./chunk-G2SLMEER.js";
 import {
   EXIT_CODES,
+  MODELS_ENV,
   formatProblem,
+  modelFromEnv,
   succeeded,
   validatePlan
-} from "./chunk-TXEOO65G.js";
+} from "./chunk-PJ3Z7AOS.js";
 import {
   __commonJS,
   __require,
@@ -3577,7 +3579,7 @@ function spawnBadOptions(io, message) {
   return EXIT_CODES.FAILURE;
 }
 function registerSpawn(program2, { io, setExitCode }) {
-  program2.command("spawn").description("Run one agent session (layer 0, see docs/runner.md#layers): depth budget, trace id, exit codes 0/1/2/3/10/11/12/20/21.").option("--prompt <text>", "what to do").option("--prompt-file <file>", "read the prompt from a file").option("--system-prompt <file>", "system prompt file (default: the built-in or repository prompt of --agent-type)").option("--extra-context <file>", "a resolution or context document appended to the prompt (repeatable)", collect).option("--agent-type <kind>", `kind of agent: ${AGENT_KINDS.join(", ")}`).option("--adapter <name>", "claude | codex | command (default: $FORGE_ADAPTER or claude)").option("--command <exe>", "adapter command: the executable").option("--arg <value>", "adapter command: an argument (repeatable)", collect).option("--model <model>", "model id or alias (default: $FORGE_MODEL)").option("--max-depth <n>", "spawn depth budget (default: $FORGE_MAX_DEPTH or 3)").option("--output-format <format>", "text | json", "text").option("--cwd <dir>", "working directory of the agent").option("--allowed-tools <list>", "comma-separated tool names (default: the agent type's)").option("--session-dir <dir>", "where events, transcript and signals go").option("--name <name>", "name of this spawn in signals and events", "spawn").option("--max-turns <n>", "turn limit passed to the agent CLI").option("--timeout <seconds>", "wall-clock limit").option("--idle-timeout <seconds>", "kill the agent after this long without output").option("--pass-env <names>", "comma-separated environment variables to pass to the agent besides its adapter's own").allowUnknownOption(true).allowExcessArguments(true).action(async (flags, cmd) => {
+  program2.command("spawn").description("Run one agent session (layer 0, see docs/runner.md#layers): depth budget, trace id, exit codes 0/1/2/3/10/11/12/20/21.").option("--prompt <text>", "what to do").option("--prompt-file <file>", "read the prompt from a file").option("--system-prompt <file>", "system prompt file (default: the built-in or repository prompt of --agent-type)").option("--extra-context <file>", "a resolution or context document appended to the prompt (repeatable)", collect).option("--agent-type <kind>", `kind of agent: ${AGENT_KINDS.join(", ")}`).option("--adapter <name>", "claude | codex | gemini | command (default: $FORGE_ADAPTER or claude)").option("--command <exe>", "adapter command: the executable").option("--arg <value>", "adapter command: an argument (repeatable)", collect).option("--model <model>", "model id or alias (default: $FORGE_MODEL)").option("--max-depth <n>", "spawn depth budget (default: $FORGE_MAX_DEPTH or 3)").option("--output-format <format>", "text | json", "text").option("--cwd <dir>", "working directory of the agent").option("--allowed-tools <list>", "comma-separated tool names (default: the agent type's)").option("--session-dir <dir>", "where events, transcript and signals go").option("--name <name>", "name of this spawn in signals and events", "spawn").option("--max-turns <n>", "turn limit passed to the agent CLI").option("--timeout <seconds>", "wall-clock limit").option("--idle-timeout <seconds>", "kill the agent after this long without output").option("--pass-env <names>", "comma-separated environment variables to pass to the agent besides its adapter's own").allowUnknownOption(true).allowExcessArguments(true).action(async (flags, cmd) => {
     const json = flags.outputFormat === "json";
     const fail = (code, message) => {
       io.err(`${JSON.stringify({ status: "error", error: { code, message } })}
@@ -3695,7 +3697,9 @@ ${await readFile(file, "utf8")}`;
   if (!flags.sessionDir) mkdirSync2(parentSubDir, { recursive: true });
   const sessionDir = flags.sessionDir ? path2.resolve(baseCwd, flags.sessionDir) : mkdtempSync(path2.join(parentSubDir, `forge-${name.replace(/[^a-zA-Z0-9._-]/g, "-")}-`));
   const binary = env.FORGE_AGENT_BINARY || void 0;
-  const model = flags.model ?? (env.FORGE_MODEL || void 0);
+  const inherited = flags.model === void 0 ? modelFromEnv(env[MODELS_ENV], agentType ?? "1") : void 0;
+  const model = flags.model ?? inherited?.model ?? (inherited ? void 0 : env.FORGE_MODEL || void 0);
+  const modelTier = flags.model === void 0 ? inherited?.tier : void 0;
   return {
     adapter,
     prompt,
@@ -3706,6 +3710,7 @@ ${await readFile(file, "utf8")}`;
     ...agentType ? { agentType } : {},
     ...systemPrompt ? { systemPrompt } : {},
     ...model ? { model } : {},
+    ...modelTier ? { modelTier } : {},
     ...maxDepth !== void 0 ? { maxDepth } : {},
     ...maxTurns !== void 0 ? { maxTurns } : {},
     ...timeoutMs !== void 0 ? { timeoutMs } : {},

@@ -45,7 +45,7 @@ import {
   writeFileAtomic,
   writeInAgentFolder,
   writeSignal
-} from "./chunk-MJAF37RU.js";
+} from "./chunk-G2SLMEER.js";
 import {
   CAPTAIN_ID,
   CAPTAIN_PLAN_ID,
@@ -62,6 +62,7 @@ import {
   PLAN_RUN_ID,
   PROTECTED_PATHS,
   RUN_ID_PATTERN,
+  SENTINEL_TYPES,
   STAGED_AGENT_TYPES,
   STAGE_NAMES,
   TRAILERS,
@@ -87,6 +88,7 @@ import {
   joinRun,
   journalSchema,
   journalSplitSchema,
+  liveProgressLine,
   migrateJournal,
   newAttempt,
   newTask,
@@ -108,7 +110,7 @@ import {
   taskRecordsDir,
   walkthroughFrontmatterSchema,
   walkthroughPath
-} from "./chunk-OHE5JTCR.js";
+} from "./chunk-QPY5CR45.js";
 import {
   Octokit,
   legacyRestEndpointMethods,
@@ -117,16 +119,22 @@ import {
 } from "./chunk-MOSYCUKF.js";
 import {
   EXIT_CODES,
+  MODELS_ENV,
   REMOVED_TASK_FIELDS,
   abortsTheStage,
   checkFrontmatter,
+  chooseModel,
   describeFrontMatterProblem,
   exitMeaning,
   external_exports,
   fieldPath,
   formatProblem,
   interruptedOrTimedOut,
+  modelPlan,
+  modelSpecSchema,
+  modelsEnvValue,
   needsOthers,
+  onAnthropicApi,
   parseTaskFile,
   readFrontMatter,
   require_dist,
@@ -139,7 +147,7 @@ import {
   validatePlan,
   writeFrontMatter,
   zodProblems
-} from "./chunk-TXEOO65G.js";
+} from "./chunk-PJ3Z7AOS.js";
 import {
   getInput,
   info,
@@ -155,8 +163,8 @@ import {
 } from "./chunk-54WUDIML.js";
 
 // action/src/runner.ts
-import { existsSync as existsSync4 } from "node:fs";
-import path29 from "node:path";
+import { existsSync as existsSync5 } from "node:fs";
+import path30 from "node:path";
 import { fileURLToPath } from "node:url";
 
 // src/agent/model-proxy.ts
@@ -201,7 +209,8 @@ var AnswerUsage = class {
     } catch {
       return;
     }
-    if (e.type === "message_start") this.#anthropic(e.message ?? {});
+    if (e.usageMetadata && typeof e.usageMetadata === "object") this.#gemini(e);
+    else if (e.type === "message_start") this.#anthropic(e.message ?? {});
     else if (e.type === "message_delta") {
       const u = e.usage ?? {};
       if (u.output_tokens !== void 0) this.#u.outputTokens = num(u.output_tokens);
@@ -230,12 +239,29 @@ var AnswerUsage = class {
       cacheReadTokens: cached
     };
   }
+  /**
+   * Gemini: the usage so far (each chunk's replaces the last). Thinking tokens are billed as output;
+   * cached tokens are inside the prompt's count and priced apart.
+   */
+  #gemini(r) {
+    const u = r.usageMetadata;
+    if (typeof r.modelVersion === "string") this.#model = r.modelVersion.slice(0, 100);
+    const cached = num(u.cachedContentTokenCount);
+    const prompt = num(u.promptTokenCount) + num(u.toolUsePromptTokenCount);
+    this.#u = {
+      inputTokens: prompt - Math.min(cached, prompt),
+      outputTokens: num(u.candidatesTokenCount) + num(u.thoughtsTokenCount),
+      cacheCreationTokens: 0,
+      cacheReadTokens: cached
+    };
+  }
   /** Adds this answer to `total`. */
   end(total) {
     if (!this.sse) {
       try {
         const body = JSON.parse(this.#text);
-        if (body.type === "message") this.#anthropic(body);
+        if (body.usageMetadata && typeof body.usageMetadata === "object") this.#gemini(body);
+        else if (body.type === "message") this.#anthropic(body);
         else if (body.usage) this.#openai(body);
       } catch {
       }
@@ -267,11 +293,24 @@ function priceUsage(usage, prices) {
 // src/agent/model-proxy.ts
 var MODEL_ENDPOINTS = {
   anthropic: ["POST /v1/messages", "POST /v1/messages/count_tokens"],
-  openai: ["POST /responses", "POST /responses/compact", "GET /models"]
+  openai: ["POST /responses", "POST /responses/compact", "GET /models"],
+  gemini: [
+    "POST /v1beta/models/{model}:streamGenerateContent",
+    "POST /v1beta/models/{model}:generateContent",
+    "POST /v1beta/models/{model}:countTokens"
+  ]
 };
+function endpointAllowed(endpoints, request) {
+  const escape = (t) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return endpoints.some(
+    (e) => e.includes("{model}") ? new RegExp(`^${e.split("{model}").map(escape).join("[A-Za-z0-9][A-Za-z0-9._-]*")}$`).test(request) : e === request
+  );
+}
 function presented(headers) {
-  const x = headers["x-api-key"];
-  if (typeof x === "string" && x) return { token: x, style: "x-api-key" };
+  for (const style of ["x-api-key", "x-goog-api-key"]) {
+    const x = headers[style];
+    if (typeof x === "string" && x) return { token: x, style };
+  }
   const auth = headers.authorization;
   const m = typeof auth === "string" ? /^Bearer\s+(\S+)$/i.exec(auth) : null;
   return m ? { token: m[1], style: "bearer" } : void 0;
@@ -281,8 +320,9 @@ function same(a, b) {
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);
 }
+var GEMINI_STATUS = { 400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 404: "NOT_FOUND", 502: "UNAVAILABLE" };
 function refuse(res, api, status, type, message) {
-  const body = api === "anthropic" ? { type: "error", error: { type, message } } : { error: { message, type, code: type, param: null } };
+  const body = api === "anthropic" ? { type: "error", error: { type, message } } : api === "gemini" ? { error: { code: status, message, status: GEMINI_STATUS[status] ?? "UNKNOWN" } } : { error: { message, type, code: type, param: null } };
   if (!res.headersSent) res.writeHead(status, { "content-type": "application/json" });
   res.end(JSON.stringify(body));
 }
@@ -296,12 +336,12 @@ function decoderFor(encoding) {
 }
 async function startModelProxy(options) {
   const api = options.api ?? "anthropic";
-  const allowed = new Set(MODEL_ENDPOINTS[api]);
+  const allowed = MODEL_ENDPOINTS[api];
   const tokens = /* @__PURE__ */ new Set();
   const upstream = new URL(options.upstream);
   const base = upstream.pathname.replace(/\/$/, "");
   let count = 0;
-  let check;
+  let check2;
   const total = emptyUsage();
   const valid = (t) => [...tokens].some((k) => same(t, k));
   const server = createServer((req, res) => {
@@ -319,29 +359,30 @@ async function startModelProxy(options) {
     }
     const who = presented(req.headers);
     if (!who || !valid(who.token)) return deny(401, "authentication_error", "invalid session token");
-    if (!allowed.has(`${req.method} ${pathname}`))
+    if (!endpointAllowed(allowed, `${req.method} ${pathname}`))
       return deny(
         404,
         "not_found_error",
-        `Forge's model proxy serves only ${[...allowed].join(", ")}; ${req.method} ${pathname} is not forwarded`
+        `Forge's model proxy serves only ${allowed.join(", ")}; ${req.method} ${pathname} is not forwarded`
       );
-    const spent = check?.();
+    const spent = check2?.();
     if (spent !== void 0) return deny(400, "invalid_request_error", spent);
     forward(req, res, who.style, `${base}${raw}`);
   });
-  function forward(req, res, style, path30) {
+  function forward(req, res, style, path31) {
     count++;
     const headers = {};
     for (const [k, v] of Object.entries(req.headers)) {
-      if (v === void 0 || ["host", "x-api-key", "authorization", "connection", "accept-encoding"].includes(k)) continue;
+      if (v === void 0 || ["host", "x-api-key", "x-goog-api-key", "authorization", "connection", "accept-encoding"].includes(k))
+        continue;
       headers[k] = v;
     }
     headers["accept-encoding"] = "identity";
-    if (style === "x-api-key") headers["x-api-key"] = options.key;
+    if (style !== "bearer") headers[style] = options.key;
     else headers.authorization = `Bearer ${options.key}`;
     const send = upstream.protocol === "https:" ? httpsRequest : httpRequest;
     const out = send(
-      { protocol: upstream.protocol, hostname: upstream.hostname, port: upstream.port || void 0, method: req.method, path: path30, headers },
+      { protocol: upstream.protocol, hostname: upstream.hostname, port: upstream.port || void 0, method: req.method, path: path31, headers },
       (answer) => meter(answer, res)
     );
     out.on("error", (err) => refuse(res, api, 502, "api_error", `the model API could not be reached: ${err.message}`));
@@ -391,7 +432,7 @@ async function startModelProxy(options) {
       tokens.add(token);
       return { token, end: () => void tokens.delete(token) };
     },
-    gate: (c) => void (check = c),
+    gate: (c) => void (check2 = c),
     forwarded: () => count,
     usage: () => structuredClone(total),
     close: () => new Promise((resolve) => {
@@ -403,7 +444,7 @@ async function startModelProxy(options) {
 }
 
 // action/src/agent-access.ts
-var MODEL_KEYS = /^(ANTHROPIC_API_KEY|ANTHROPIC_AUTH_TOKEN|OPENAI_API_KEY|CODEX_API_KEY|AZURE_OPENAI_API_KEY|CLAUDE_CODE_OAUTH_TOKEN)$/;
+var MODEL_KEYS = /^(ANTHROPIC_API_KEY|ANTHROPIC_AUTH_TOKEN|OPENAI_API_KEY|CODEX_API_KEY|AZURE_OPENAI_API_KEY|CLAUDE_CODE_OAUTH_TOKEN|GEMINI_API_KEY|GOOGLE_API_KEY)$/;
 async function agentAccess(o) {
   const env = Object.fromEntries(
     Object.entries(o.env).filter(([k]) => !isForbiddenEnvName(k) && !/^ACTIONS_/.test(k) && !MODEL_KEYS.test(k))
@@ -424,6 +465,14 @@ async function agentAccess(o) {
       proxy = await startModelProxy({ upstream: o.env.OPENAI_BASE_URL || "https://api.openai.com/v1", key, api: "openai" });
       extraEnv.OPENAI_BASE_URL = proxy.url;
       keyName = "OPENAI_API_KEY";
+    }
+  } else if (o.adapter === "gemini") {
+    const key = o.geminiApiKey || o.env.GEMINI_API_KEY || o.env.GOOGLE_API_KEY;
+    if (key) {
+      const upstream = o.env.GOOGLE_GEMINI_BASE_URL || "https://generativelanguage.googleapis.com";
+      proxy = await startModelProxy({ upstream, key, api: "gemini" });
+      extraEnv.GOOGLE_GEMINI_BASE_URL = proxy.url;
+      keyName = "GEMINI_API_KEY";
     }
   }
   const modelSession = proxy && keyName ? () => {
@@ -977,9 +1026,9 @@ function createOctokitGitHub(options) {
         throw new GitHubApiError(`reading the comments of #${issue} failed: ${detail(err)}`, statusOf(err), { cause: err });
       }
     },
-    async readFile(path30, ref) {
+    async readFile(path31, ref) {
       try {
-        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path30, ...ref ? { ref } : {} });
+        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path31, ...ref ? { ref } : {} });
         if (Array.isArray(data) || data.type !== "file") return void 0;
         if (data.encoding === "base64" && typeof data.content === "string" && (data.content !== "" || data.size === 0)) {
           return Buffer.from(data.content, "base64").toString("utf8");
@@ -988,7 +1037,7 @@ function createOctokitGitHub(options) {
         return Buffer.from(blob.content, "base64").toString("utf8");
       } catch (err) {
         if (statusOf(err) === 404) return void 0;
-        throw new GitHubApiError(`reading ${path30} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
+        throw new GitHubApiError(`reading ${path31} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
       }
     },
     async findOpenPull(head, base) {
@@ -1109,11 +1158,12 @@ var actionInputSchema = external_exports.object({
   ),
   attempt: external_exports.string().regex(/^[1-9][0-9]*$/, "must be a whole number from 1 (the App dispatches `attempt` as a string)").transform(Number),
   context: contextInputSchema,
-  adapter: external_exports.union([external_exports.literal(""), external_exports.enum(["claude", "codex", "command"])]).transform((v) => v === "" ? void 0 : v),
+  adapter: external_exports.union([external_exports.literal(""), external_exports.enum(["claude", "codex", "gemini", "command"])]).transform((v) => v === "" ? void 0 : v),
   model: external_exports.string().transform((v) => v || void 0),
   command: external_exports.string().transform((v) => v || void 0),
   anthropicApiKey: external_exports.string().transform((v) => v || void 0),
   openaiApiKey: external_exports.string().transform((v) => v || void 0),
+  geminiApiKey: external_exports.string().transform((v) => v || void 0),
   gitUserName: external_exports.string().min(1, "is empty"),
   gitUserEmail: external_exports.string().min(1, "is empty")
 });
@@ -1128,6 +1178,7 @@ var INPUT_NAMES = {
   command: "command",
   anthropicApiKey: "anthropic-api-key",
   openaiApiKey: "openai-api-key",
+  geminiApiKey: "gemini-api-key",
   gitUserName: "git-user-name",
   gitUserEmail: "git-user-email"
 };
@@ -1481,7 +1532,7 @@ function completeWalkthrough(text, facts, file = "walkthrough.md") {
   const notChanged = [...reasons.keys()].filter((p) => !actual.has(p));
   if (notChanged.length) warnings.push(`the agent listed files it did not change: ${notChanged.join(", ")}`);
   data.files_changed = facts.files_changed.map((p) => ({ path: p, reason: reasons.get(p) ?? "" }));
-  for (const k of ["agent", "model", "cost_usd", "turns"]) if (facts[k] !== void 0) data[k] = facts[k];
+  for (const k of ["agent", "model", "models", "cost_usd", "turns"]) if (facts[k] !== void 0) data[k] = facts[k];
   const body = fm.body.replace(/^\s*\n/, "");
   const bodyProblems = sectionProblems(body);
   const parsed = walkthroughFrontmatterSchema.safeParse(data);
@@ -1591,21 +1642,39 @@ function refinementProblems(text, file = "refinement.md") {
 
 // src/agent/stages/prompt.ts
 var STAGE_TEXT = {
-  single: "Do the whole task: implement it, verify it against every acceptance criterion, then write the walkthrough.",
+  single: "Do the whole task: implement it, verify it against every acceptance criterion, then write the walkthrough (its Approach and Issues Encountered from your progress notes).",
   implement: "Implement the task. Do not write the walkthrough yet; a later stage does.",
   verify: "Verify the work in the checkout against every acceptance criterion: run the test command, type checks and linters; fix what fails. Do not write the walkthrough yet.",
-  walkthrough: "The work is done. Review it (`git status`, `git diff`), run the tests once more, and write the walkthrough. Change code only to fix something you find broken.",
+  walkthrough: "The work is done. Review it (`git status`, `git diff`), run the tests once more, and write the walkthrough: its Approach and Issues Encountered from the progress notes (what the stages decided and ran into), not from the diff alone. Change code only to fix something you find broken.",
   plan: "Plan the task: write one file per subtask in the subtask folder below (format in your instructions). Do not implement anything yet.",
   work: "",
   merge: "",
   test: "",
   fix: "",
   write: "Write the plan or the overlay the goal below asks for, then validate it until it is valid. Also write the walkthrough describing it.",
-  validate: ""
+  validate: "",
+  sentinel: ""
 };
+var NOTES_FILE = "progress-notes.md";
 function basePrompt(c, stage) {
-  return stagePrompt(c.task, stage, c.reports, STAGE_TEXT[stage], c.workdir);
+  return `${stagePrompt(c.task, stage, c.reports, STAGE_TEXT[stage], c.workdir)}
+
+${notesSection(c.notesFile, stage)}`;
 }
+function notesSection(file, stage) {
+  return [
+    "## Progress notes",
+    "",
+    `${file} holds the notes of this attempt's earlier stages (and of the attempt this one continues, when it does). Read it first.`,
+    `Before you end, append a section \`## ${stage}\` to it: what you did and why (your approach), what went wrong or surprised you and how you dealt with it (issues), and what is left. Keep it short; never write secrets into it.`
+  ].join("\n");
+}
+var COMPACTION_TEXT = [
+  "## When the conversation is compacted",
+  "",
+  "If this conversation is summarized to free context, the summary must preserve: the task id, the stage and what is left of it; the files changed and why; the last test, type-check and lint results (pass or fail, with the key errors); the git operations done; decisions and their reasons; the progress notes file's path.",
+  "It may discard: long command output (installs, full passing test or lint runs), long grep or find results, file contents read more than once, and base64 or binary data."
+].join("\n");
 function stagePrompt(ctx, stage, reports, instruction, workdir) {
   const parts = [
     `# Task ${ctx.taskId}${ctx.title ? `: ${ctx.title}` : ""}`,
@@ -1737,7 +1806,10 @@ async function openStageContext(options) {
   const depthEnv = restored !== void 0 && restored > (Number.isInteger(depth) ? depth : 0) ? { [ENV.depth]: String(restored) } : {};
   await writeFile3(path4.join(sessionDir, ".trace"), `${traceId}
 `, "utf8");
+  const notesFile = path4.join(sessionDir, NOTES_FILE);
+  await startNotes(notesFile, options);
   return {
+    notesFile,
     options,
     type: options.agentType,
     task: options.taskContext,
@@ -1750,8 +1822,22 @@ async function openStageContext(options) {
     tally: { sessions: 0, costUsd: 0, sawCost: false, turns: 0 },
     out: {},
     prompts: /* @__PURE__ */ new Map(),
+    settings: {},
+    models: /* @__PURE__ */ new Map(),
     at: options.resume?.session ? { resumeSession: options.resume.session.id, ...options.resume.session.file ? { resumeFile: options.resume.session.file } : {} } : {}
   };
+}
+async function startNotes(file, options) {
+  const { taskId, attempt } = options.taskContext;
+  const inherited = options.resume?.notes?.trim();
+  const head = `# Progress notes \u2014 task ${taskId}, attempt ${attempt}
+`;
+  const text = inherited ? `${head}
+## Inherited from attempt ${options.resume.fromAttempt}
+
+${inherited.replace(/^# Progress notes[^\n]*\n+/, "")}
+` : head;
+  await writeFile3(file, text, "utf8");
 }
 function progress(c, summary2) {
   try {
@@ -1763,6 +1849,10 @@ async function systemPrompt(c, kind) {
   let text = c.prompts.get(kind);
   if (text === void 0) {
     text = (await loadSystemPrompt(kind, { repoDir: c.workdir, ...c.options.promptOptions })).text;
+    if (c.options.spawn.adapter === "claude") text = `${text.trimEnd()}
+
+${COMPACTION_TEXT}
+`;
     c.prompts.set(kind, text);
   }
   return text;
@@ -1804,12 +1894,24 @@ async function sessionOnce(c, stage, kind, prompt, caller) {
     delete c.at.resumeFile;
   }
   const timeoutMs = remaining !== void 0 ? Math.max(1, Math.min(options.spawn.timeoutMs ?? Infinity, remaining)) : options.spawn.timeoutMs;
+  const choice = modelFor(c, kind);
+  const { model: fallbackModel, ...spawnRest } = options.spawn;
+  const model = choice ? choice.model : fallbackModel;
   const r = await spawnAgent({
-    ...options.spawn,
+    ...spawnRest,
+    ...model !== void 0 ? { model } : {},
+    ...choice?.tier ? { modelTier: choice.tier } : {},
     env: c.env,
     ...caller ? { caller } : {},
-    // Which task this is, for command agents (the prompt says it too).
-    extraEnv: { FORGE_RUN_ID: task.runId, FORGE_TASK_ID: task.taskId, FORGE_ATTEMPT: String(task.attempt), ...options.spawn.extraEnv },
+    // Which task this is, for command agents (the prompt says it too); the models sub-agents take.
+    extraEnv: {
+      FORGE_RUN_ID: task.runId,
+      FORGE_TASK_ID: task.taskId,
+      FORGE_ATTEMPT: String(task.attempt),
+      FORGE_NOTES_FILE: c.notesFile,
+      ...options.models ? { [MODELS_ENV]: modelsEnvValue(options.models) } : {},
+      ...options.spawn.extraEnv
+    },
     agentType: kind,
     prompt,
     systemPrompt: await systemPrompt(c, kind),
@@ -1831,6 +1933,18 @@ async function sessionOnce(c, stage, kind, prompt, caller) {
   c.tally.turns += r.turns ?? 0;
   if (r.model) c.out.model = r.model;
   return r;
+}
+function modelFor(c, kind) {
+  const plan = c.options.models;
+  if (!plan) return void 0;
+  const stage = c.at.stage;
+  const own = kind === c.type;
+  const choice = chooseModel(plan, kind, stage, {
+    stageSpec: own && stage ? c.settings[stage]?.model : void 0,
+    taskSpec: own ? c.options.taskModel : void 0
+  });
+  if (own && stage && !c.models.has(stage)) c.models.set(stage, choice);
+  return choice;
 }
 var RETRY_REASONS = {
   failed: (r) => ({
@@ -1864,27 +1978,34 @@ function retryReason(c, r, partial) {
   if (partial && r.exitCode === EXIT_CODES.PARTIAL_SUCCESS) return RETRY_REASONS.partial(r);
   return void 0;
 }
-async function retried(c, stage, kind, prompt, check, rules = {}) {
-  const first = await checked(c, await session(c, stage, kind, prompt, void 0, true), check);
+async function retried(c, stage, kind, prompt, check2, rules = {}) {
   const dirsOf = (r2) => [...r2.earlierSessionDirs ?? [], r2.sessionDir];
-  const why = retryReason(c, first, rules.partial ?? true);
-  if (!why) return outcomeOf(first, dirsOf(first));
-  progress(c, `stage ${stage} ${why.summary}; retrying once`);
-  let r = await checked(c, await session(c, `${stage}-retry`, kind, `${prompt}
+  const retries = (c.at.stage !== void 0 ? c.settings[c.at.stage]?.retry : void 0) ?? 1;
+  let r = await checked(c, await session(c, stage, kind, prompt, void 0, true), check2);
+  const dirs = dirsOf(r);
+  let wasPartial = r.exitCode === EXIT_CODES.PARTIAL_SUCCESS;
+  for (let n2 = 1; n2 <= retries; n2++) {
+    const why = retryReason(c, r, rules.partial ?? true);
+    if (!why) break;
+    progress(c, `stage ${stage} ${why.summary}; ${retries === 1 ? "retrying once" : `retry ${n2} of ${retries}`}`);
+    r = await checked(c, await session(c, `${stage}-retry`, kind, `${prompt}
 
-${why.section}`, void 0, true), check);
-  if (first.exitCode === EXIT_CODES.PARTIAL_SUCCESS && (r.exitCode === EXIT_CODES.FAILURE || timedOutOnItsOwn(c, r)))
-    r = {
-      ...r,
-      exitCode: EXIT_CODES.PARTIAL_SUCCESS,
-      status: "partial",
-      error: { code: "partial", message: `partial; the retry did not finish it: ${r.error?.message ?? `exit ${r.exitCode}`}` }
-    };
-  return outcomeOf(r, [...dirsOf(first), ...dirsOf(r)]);
+${why.section}`, void 0, true), check2);
+    dirs.push(...dirsOf(r));
+    if (wasPartial && (r.exitCode === EXIT_CODES.FAILURE || timedOutOnItsOwn(c, r)))
+      r = {
+        ...r,
+        exitCode: EXIT_CODES.PARTIAL_SUCCESS,
+        status: "partial",
+        error: { code: "partial", message: `partial; the retry did not finish it: ${r.error?.message ?? `exit ${r.exitCode}`}` }
+      };
+    wasPartial ||= r.exitCode === EXIT_CODES.PARTIAL_SUCCESS;
+  }
+  return outcomeOf(r, dirs);
 }
-async function checked(c, r, check) {
-  if (!succeeded(r.exitCode) || !check) return r;
-  const problem = await check(r);
+async function checked(c, r, check2) {
+  if (!succeeded(r.exitCode) || !check2) return r;
+  const problem = await check2(r);
   return problem ? { ...r, exitCode: EXIT_CODES.FAILURE, status: "failure", error: { code: "stage_check_failed", message: problem } } : r;
 }
 function outcomeOf(r, dirs) {
@@ -2110,9 +2231,9 @@ function overlayTask(journal, cr, overlay, planDir2, issue) {
 }
 async function captainDispatchJob({ config, input, deps }) {
   const journal = await readJournal(deps.github, input.runId);
-  const check = typeof journal === "string" ? { current: false, reason: journal } : checkCaptainDispatch(journal, input.taskId, input.attempt);
-  if (!check.current) return neutralReport(deps.log ?? NO_LOG, `Forge \xB7 ${input.taskId}`, check.reason);
-  return captainJob({ config, input, deps, journal, cr: check.cr, context: input.context });
+  const check2 = typeof journal === "string" ? { current: false, reason: journal } : checkCaptainDispatch(journal, input.taskId, input.attempt);
+  if (!check2.current) return neutralReport(deps.log ?? NO_LOG, `Forge \xB7 ${input.taskId}`, check2.reason);
+  return captainJob({ config, input, deps, journal, cr: check2.cr, context: input.context });
 }
 async function captainJob(args) {
   const { config, input, deps, journal, cr } = args;
@@ -2503,7 +2624,7 @@ function maskerOf(deps) {
 function maskedGitHub(github, masker) {
   const m = (s) => s === void 0 ? s : masker.mask(s);
   return {
-    readFile: (path30, ref) => github.readFile(path30, ref),
+    readFile: (path31, ref) => github.readFile(path31, ref),
     findOpenPull: (head, base) => github.findOpenPull(head, base),
     createPull: (p) => github.createPull({ ...p, title: masker.mask(p.title), body: masker.mask(p.body) }),
     updatePull: (number, p) => github.updatePull(number, {
@@ -2620,7 +2741,7 @@ async function buildTaskContext(args) {
   }
   const agentsMdRaw = await readLocal(args.workdir, path10.join(args.workdir, "AGENTS.md"));
   const agentsMd = agentsMdRaw !== void 0 ? sanitizeUntrusted(agentsMdRaw) : void 0;
-  const refinement = args.dispatch.refinement ? sanitizeUntrusted(args.dispatch.refinement) : void 0;
+  const refinement2 = args.dispatch.refinement ? sanitizeUntrusted(args.dispatch.refinement) : void 0;
   const answer = args.dispatch.answer ? sanitizeUntrusted(args.dispatch.answer) : void 0;
   const taskContext = {
     runId: journal.runId,
@@ -2632,7 +2753,7 @@ async function buildTaskContext(args) {
     ...plan !== void 0 ? { plan } : {},
     ...agentsMd !== void 0 ? { agentsMd } : {},
     ...deps.length ? { dependencyWalkthroughs: deps } : {},
-    ...refinement ? { refinement } : {},
+    ...refinement2 ? { refinement: refinement2 } : {},
     ...answer ? { answer } : {},
     ...fm.test_command ? { testCommand: fm.test_command } : {},
     branch: args.branch,
@@ -2713,6 +2834,12 @@ async function writeCheckpoint(a, progress2, head, ended) {
   return checkpoint;
 }
 
+// src/core/sentinel.ts
+function sentinelSetting(config, task) {
+  const enabled = task.type !== "refinery" && (task.sentinel ?? config.sentinel.enabled);
+  return { enabled, maxCycles: config.sentinel.max_cycles };
+}
+
 // action/src/task/carried-session.ts
 import { lstat as lstat3, readdir as readdir5 } from "node:fs/promises";
 import path12 from "node:path";
@@ -2728,6 +2855,15 @@ async function carriedSessionFile(workspace, recordRel, session2) {
     if (hit) return path12.join(folder, hit.name);
   }
   return void 0;
+}
+var MAX_CARRIED_NOTES_CHARS = 64 * 1024;
+async function carriedNotes(workspace, recordRel, warn) {
+  const dir = path12.join(workspace, recordRel, "agent");
+  if (!await isRealDir(dir)) return void 0;
+  const text = await readAgentText(workspace, path12.join(dir, NOTES_FILE), warn, { maxBytes: 4 * MAX_CARRIED_NOTES_CHARS });
+  if (text === void 0 || text.trim() === "") return void 0;
+  return text.length > MAX_CARRIED_NOTES_CHARS ? `[\u2026 the start cut \u2026]
+${text.slice(-MAX_CARRIED_NOTES_CHARS)}` : text;
 }
 async function isRealDir(dir) {
   const st = await lstat3(dir).catch(() => void 0);
@@ -2956,6 +3092,7 @@ async function runAgent(a) {
   let session2 = 0;
   const r = a.input.context.resume;
   const carried = r?.session ? await carriedSessionFile(a.input.workspace, attemptDir(a.ids.runId, a.ids.taskId, r.fromAttempt), r.session) : void 0;
+  const notes = r ? await carriedNotes(a.input.workspace, attemptDir(a.ids.runId, a.ids.taskId, r.fromAttempt), (m) => void a.warnings.push(m)) : void 0;
   const checkBudget = (stop) => {
     const over = cap ? meter.over(cap) : void 0;
     if (!over || budgetStop) return;
@@ -2975,9 +3112,12 @@ async function runAgent(a) {
         workdir: a.input.workspace,
         sessionDir: a.sessionDir,
         walkthroughPath: a.walkthroughSession,
+        ...a.built.frontmatter.model !== void 0 ? { taskModel: a.built.frontmatter.model } : {},
         signal: ctl.signal,
         ...a.telemetry ? { traceparent: a.telemetry.traceparent } : {},
         spendFile: meter.spendFile,
+        // A task's work is checked by its sentinel unless the config or the task turns it off.
+        sentinel: sentinelSetting(config, a.built.frontmatter),
         onProgress: (p) => {
           progressNote = p.summary;
           if (p.kind === "start") session2++;
@@ -3008,7 +3148,7 @@ async function runAgent(a) {
           ctl.onProgress({ summary: `pushed the work after stage ${stage}`, kind: "tool_result" });
           live.write({ layer: "job", stage, status: "push", detail: `pushed the work after stage ${stage}` });
         },
-        ...resumeRequest(a, carried)
+        ...resumeRequest(a, carried, notes)
       }).catch((err) => ({
         exitCode: EXIT_CODES.FAILURE,
         error: `the agent runner failed: ${err.message}`
@@ -3055,7 +3195,7 @@ async function runAgent(a) {
   } else if (outcome.error) verdict.errors.push(outcome.error);
   return { end: { supervised, outcome, tAgent, tAgentEnd, ...budgetStop ? { budgetExceeded: budgetStop } : {} }, verdict };
 }
-function resumeRequest(a, carried) {
+function resumeRequest(a, carried, notes) {
   const r = a.input.context.resume;
   if (!r) return {};
   const stage = r.stage !== void 0 && STAGE_NAMES.includes(r.stage) ? r.stage : void 0;
@@ -3065,7 +3205,8 @@ function resumeRequest(a, carried) {
       fromAttempt: r.fromAttempt,
       ...stage ? { stage } : {},
       ...session2 ? { session: session2 } : {},
-      ...r.depthUsed !== void 0 ? { depthUsed: r.depthUsed } : {}
+      ...r.depthUsed !== void 0 ? { depthUsed: r.depthUsed } : {},
+      ...notes !== void 0 ? { notes } : {}
     }
   };
 }
@@ -3100,13 +3241,13 @@ async function checkoutAttempt(job) {
   const fetchTip = (b) => git2.fetchBranch(b).catch((err) => err instanceof Error ? err : new Error(String(err)));
   const prefetch = resumed ? void 0 : fetchTip(ownBranch);
   const iteration = job.input.context.iteration ?? 0;
-  const check = await readAndCheckDispatch(github, runId, taskId, attempt, iteration);
-  if (!check.current) {
+  const check2 = await readAndCheckDispatch(github, runId, taskId, attempt, iteration);
+  if (!check2.current) {
     await prefetch;
-    return neutralReport(log, `Forge \xB7 ${taskId} \xB7 attempt ${attempt}`, check.reason);
+    return neutralReport(log, `Forge \xB7 ${taskId} \xB7 attempt ${attempt}`, check2.reason);
   }
-  const { journal, task, node } = check;
-  const named = check.followup?.branch ?? task.attempt?.branch;
+  const { journal, task, node } = check2;
+  const named = check2.followup?.branch ?? task.attempt?.branch;
   const earlier = Array.from({ length: attempt - 1 }, (_, k) => branchName(config, runId, taskId, k + 1));
   const branch = resumed && named !== void 0 && earlier.includes(named) ? named : ownBranch;
   const base = integrationBranch(config, runId);
@@ -3144,7 +3285,7 @@ async function checkoutAttempt(job) {
     journal,
     task,
     node,
-    ...check.followup ? { followup: check.followup } : {},
+    ...check2.followup ? { followup: check2.followup } : {},
     branch,
     base,
     recordRel: attemptDir(runId, taskId, attempt),
@@ -3211,6 +3352,7 @@ async function completeAttemptWalkthrough(a, end, work, verdict) {
     files_changed: work.filesChanged,
     agent: outcome.agent ?? deps.agent.name,
     ...outcome.model ?? config.agent.model ? { model: outcome.model ?? config.agent.model } : {},
+    ...outcome.models?.length ? { models: outcome.models.slice(0, 32) } : {},
     ...outcome.costUsd !== void 0 ? { cost_usd: outcome.costUsd } : {},
     ...outcome.turns !== void 0 ? { turns: outcome.turns } : {}
   });
@@ -3241,6 +3383,10 @@ function cell(text) {
 function code(text) {
   return `\`${text.replace(/`/g, "'").replace(/\r?\n+/g, " ").replace(/\|/g, "\\|")}\``;
 }
+function stageModelText(m) {
+  const what = m.model !== void 0 ? m.tier ? `${m.model} (${m.tier})` : m.model : `${m.tier ?? "default"} (the CLI's default model)`;
+  return `${m.stage}: ${what}`;
+}
 function marker(f) {
   return `<!-- forge:walkthrough run=${f.run_id} task=${f.task_id} attempt=${f.attempt} -->`;
 }
@@ -3267,6 +3413,7 @@ function renderPrBody(input, limit = PR_BODY_LIMIT) {
     `| Head | ${code(f.head_sha)} |`,
     `| Time spent | ${f.time_spent_minutes} min |`,
     ...agentBits.length ? [`| Agent | ${cell(agentBits.join(" \xB7 "))} |`] : [],
+    ...f.models?.length ? [`| Models | ${cell(f.models.map(stageModelText).join(" \xB7 "))} |`] : [],
     ""
   ];
   if (input.notes?.length) {
@@ -3439,6 +3586,12 @@ import path16 from "node:path";
 // action/src/task/execution-report.ts
 import { readdir as readdir6, writeFile as writeFile8 } from "node:fs/promises";
 import path15 from "node:path";
+function modelCell(s) {
+  const model = cell2(s.model, 60);
+  const tier = cell2(s.tier, 10);
+  if (model && tier) return `${model} (${tier})`;
+  return model || tier;
+}
 function cell2(v, max = 80) {
   const s = typeof v === "string" || typeof v === "number" ? String(v) : "";
   return asData(s.slice(0, max * 4)).replace(/\s+/g, " ").trim().slice(0, max).replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/`/g, "'");
@@ -3465,10 +3618,10 @@ function renderExecutionReport(f, stages, signals) {
     ""
   ];
   if (stages.length) {
-    lines.push("| Stage | Status | Exit | Attempts | Time | Error |", "| --- | --- | ---: | ---: | ---: | --- |");
+    lines.push("| Stage | Status | Exit | Attempts | Model | Time | Error |", "| --- | --- | ---: | ---: | --- | ---: | --- |");
     for (const s of stages.slice(0, 100))
       lines.push(
-        `| ${cell2(s.name)} | ${cell2(s.status)} | ${cell2(s.exit_code)} | ${cell2(s.attempts ?? 1)} | ${typeof s.duration_ms === "number" ? secs(s.duration_ms) : ""} | ${cell2(s.error, 160)} |`
+        `| ${cell2(s.name)} | ${cell2(s.status)} | ${cell2(s.exit_code)} | ${cell2(s.attempts ?? 1)} | ${modelCell(s)} | ${typeof s.duration_ms === "number" ? secs(s.duration_ms) : ""} | ${cell2(s.error, 160)} |`
       );
   } else lines.push("No stage manifest.");
   const tools = f.live.filter((e) => e.status === "tool_use");
@@ -3625,7 +3778,7 @@ async function writeResult(a, end, work, completed, exitCode, error, reports) {
   const { outcome } = end;
   const warn = (m) => void a.warnings.push(m);
   const question = outcome.question ?? await readAgentText(sessionDir, path16.join(sessionDir, "question.md"), warn);
-  const refinement = outcome.refinement ?? await readAgentText(sessionDir, path16.join(sessionDir, "refinement.md"), warn);
+  const refinement2 = outcome.refinement ?? await readAgentText(sessionDir, path16.join(sessionDir, "refinement.md"), warn);
   const cr = exitCode === EXIT_CODES.NEEDS_ESCALATION ? reports.changeRequest : void 0;
   const progress2 = outcome.progress;
   const checkpoint = progress2 ? await writeCheckpoint(a, progress2, work.headForFacts, true).catch(() => void 0) : void 0;
@@ -3641,7 +3794,7 @@ async function writeResult(a, end, work, completed, exitCode, error, reports) {
       ...squashedField(a),
       ...completed.ok ? { walkthrough_path: walkthroughPath(runId, taskId, attempt), walkthrough: completed.frontmatter } : {},
       ...error ? { error } : {},
-      ...refinement && exitCode === EXIT_CODES.NEEDS_REFINEMENT ? { refinement: refinement.trim() } : {},
+      ...refinement2 && exitCode === EXIT_CODES.NEEDS_REFINEMENT ? { refinement: refinement2.trim() } : {},
       ...question && exitCode === EXIT_CODES.HUMAN_INPUT ? { question: question.trim() } : {},
       ...cr ? { change_request_path: `${recordRel}/change-request.md`, change_request: cr } : {},
       ...outcome.rateLimitedUntil ? { rate_limited_until: outcome.rateLimitedUntil } : {},
@@ -3652,7 +3805,9 @@ async function writeResult(a, end, work, completed, exitCode, error, reports) {
       ...spendFields(a, end),
       ...outcome.turns !== void 0 ? { turns: outcome.turns } : {},
       agent_ms: Math.max(0, Math.round(end.tAgentEnd - end.tAgent)),
-      ...checkpoint ? { checkpoint } : {}
+      ...outcome.sentinel ? { sentinel: outcome.sentinel } : {},
+      ...checkpoint ? { checkpoint } : {},
+      ...outcome.subAgents ? { sub_agents: outcome.subAgents } : {}
     })
   );
   await writeFile9(path16.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}
@@ -3818,6 +3973,19 @@ var LiveCheck = class {
       "",
       `_Updated at most every ${Math.round(this.intervalMs / 1e3)} s. The verdict is on the check run \`forge \xB7 ${this.a.ids.taskId}\`._`
     ];
+    const beat = entries.at(-1)?.at;
+    if (beat) {
+      const tool = tools.at(-1)?.tool && asData(tools.at(-1).tool);
+      lines.push(
+        "",
+        liveProgressLine({
+          ...stage ? { stage: asData(stage).slice(0, 60) } : {},
+          turns,
+          ...tool ? { tool: tool.slice(0, 60) } : {},
+          beat
+        })
+      );
+    }
     return { title, summary: lines.join("\n") };
   }
   /** Creates the check run on `headSha` (the attempt's pushed start). */
@@ -4402,7 +4570,7 @@ var ENDED = {
   failure: "failed",
   refinement: "was sent back by a quality gate"
 };
-var ADAPTER_NAMES = { claude: "Claude Code", codex: "Codex", command: "the agent command" };
+var ADAPTER_NAMES = { claude: "Claude Code ", codex: "Codex ", gemini: "Gemini CLI ", command: "" };
 function resumedSection(a, r, progress2) {
   const lines = [
     "## Resumed",
@@ -4419,7 +4587,7 @@ function resumedSection(a, r, progress2) {
     );
   } else lines.push("", "Its checkpoint named no pending stage: every stage ran again, on the work already pushed.");
   if (r.session && r.session.adapter === a.deps.agent.name && r.stage)
-    lines.push("", `The agent's ${ADAPTER_NAMES[r.session.adapter] ?? r.session.adapter} session \`${r.session.id}\` was resumed.`);
+    lines.push("", `The agent's ${ADAPTER_NAMES[r.session.adapter] ?? `${r.session.adapter} `}session \`${r.session.id}\` was resumed.`);
   return lines.join("\n");
 }
 
@@ -4599,24 +4767,42 @@ async function main(args) {
 }
 
 // action/src/stages-runner.ts
-import { mkdir as mkdir10 } from "node:fs/promises";
-import path28 from "node:path";
+import { mkdir as mkdir11 } from "node:fs/promises";
+import path29 from "node:path";
 
 // src/agent/stages/config.ts
 import path22 from "node:path";
 function defaultStages(type) {
   return [...DEFAULT_STAGES[type]];
 }
+var stageSettingsSchema = external_exports.object({
+  name: external_exports.enum(STAGE_NAMES).describe("The stage."),
+  model: modelSpecSchema.optional().describe("A tier or a model id for the stage's sessions of the task's own kind."),
+  retry: external_exports.number().int().min(0).max(5).optional().describe("How many more times the stage's session is tried after exit 1, its own timeout or a partial end (default 1)."),
+  required: external_exports.boolean().optional().describe(
+    "false: a failure of the stage (exit 1, its own timeout) is recorded and the sequence goes on, the attempt partial (default true)."
+  )
+}).strict();
+var stageEntrySchema = external_exports.union([external_exports.enum(STAGE_NAMES), stageSettingsSchema]);
+function entryName(entry) {
+  return typeof entry === "string" ? entry : entry.name;
+}
 var stageConfigSchema = external_exports.object(
-  Object.fromEntries(STAGED_AGENT_TYPES.map((t) => [t, external_exports.array(external_exports.enum(STAGE_NAMES)).min(1).optional()]))
+  Object.fromEntries(STAGED_AGENT_TYPES.map((t) => [t, external_exports.array(stageEntrySchema).min(1).optional()]))
 ).strict().superRefine((cfg, ctx) => {
   for (const type of STAGED_AGENT_TYPES) {
-    for (const stage of cfg[type] ?? []) {
+    for (const entry of cfg[type] ?? []) {
+      const stage = entryName(entry);
       if (!isStageOf(type, stage))
         ctx.addIssue({ code: "custom", path: [type], message: `stage '${stage}' is not available to type ${type}` });
     }
   }
 }).describe("Stage sequences per agent type; missing types keep Forge's defaults.");
+function sequenceOf(entries) {
+  const settings = {};
+  for (const e of entries) if (typeof e !== "string") settings[e.name] = e;
+  return { names: entries.map(entryName), settings };
+}
 var STAGE_CONFIG_FILE = ".forge/stages.yml";
 async function loadStageConfig(repoDir) {
   const text = await readAgentText(repoDir, path22.join(repoDir, STAGE_CONFIG_FILE));
@@ -4744,6 +4930,27 @@ ${errText}` : ""}${r.spawnError ? `
   return survivors.length ? { ...result, survivors } : result;
 }
 
+// src/agent/stages/fix-loop.ts
+async function boundedFixLoop(steps) {
+  const blocking = [];
+  const remaining = [];
+  for (let cycle = 1; cycle <= steps.maxCycles; cycle++) {
+    const found = await steps.check(cycle);
+    if ("stop" in found) return found;
+    blocking.push(found.blocking);
+    if (found.grade !== "FAIL") return { grade: found.grade, cycles: cycle, blocking, last: found };
+    remaining.push(found.remaining);
+    const r = remaining;
+    if (r.length >= 3 && r[r.length - 1] >= r[r.length - 3]) return { grade: "FAIL", cycles: cycle, blocking, last: found };
+    const stop = await steps.fix(cycle, found);
+    if (stop) return { stop };
+  }
+  const final = await steps.check("final");
+  if ("stop" in final) return final;
+  blocking.push(final.blocking);
+  return { grade: final.grade, cycles: steps.maxCycles, blocking, last: final };
+}
+
 // src/agent/stages/sentinel.ts
 function sentinelDir(c) {
   return path24.join(c.sessionDir, "sentinel");
@@ -4763,39 +4970,41 @@ async function initialTest(c) {
     ...passed ? { skipNext: "fix" } : {}
   };
 }
-async function verification(c, cycleDir, specPath) {
+async function runTestCommand(c, cycleDir, command) {
   const { task, options } = c;
   await mkdir9(cycleDir, { recursive: true });
   const file = path24.join(cycleDir, "verification-results.json");
-  if (task.testCommand) {
-    const testEnv = {
-      ...pickEnv(c.env, options.spawn.passEnv ?? []),
-      [ENV.trace]: c.traceId,
-      FORGE_RUN_ID: task.runId,
-      FORGE_TASK_ID: task.taskId
-    };
-    const run2 = await runRepoCommand({
-      command: task.testCommand,
-      cwd: c.workdir,
-      env: testEnv,
-      timeoutMs: options.testTimeoutMs ?? 20 * 6e4,
-      scratchDir: path24.join(cycleDir, "test-command"),
-      ...options.signal ? { signal: options.signal } : {},
-      ...options.spawn.runAs ? { runAs: options.spawn.runAs } : {}
-    });
-    if (run2.survivors?.length) progress(c, `test command: processes of the agent's user outlived every kill: ${run2.survivors.join(", ")}`);
-    await writeInAgentFolder(c.sessionDir, path24.join(cycleDir, "test-output.log"), run2.output);
-    const results2 = {
-      checks: [
-        { name: "tests", tool: task.testCommand, passed: run2.code === 0, errors: run2.code === 0 ? 0 : 1, output: run2.output.slice(-4e3) }
-      ],
-      overall: run2.code === 0 ? "PASS" : "FAIL",
-      blocking_count: run2.code === 0 ? 0 : 1
-    };
-    await writeFileAtomic(file, `${JSON.stringify(results2, null, 2)}
+  const testEnv = {
+    ...pickEnv(c.env, options.spawn.passEnv ?? []),
+    [ENV.trace]: c.traceId,
+    FORGE_RUN_ID: task.runId,
+    FORGE_TASK_ID: task.taskId
+  };
+  const run2 = await runRepoCommand({
+    command,
+    cwd: c.workdir,
+    env: testEnv,
+    timeoutMs: options.testTimeoutMs ?? 20 * 6e4,
+    scratchDir: path24.join(cycleDir, "test-command"),
+    ...options.signal ? { signal: options.signal } : {},
+    ...options.spawn.runAs ? { runAs: options.spawn.runAs } : {}
+  });
+  if (run2.survivors?.length) progress(c, `test command: processes of the agent's user outlived every kill: ${run2.survivors.join(", ")}`);
+  await writeInAgentFolder(c.sessionDir, path24.join(cycleDir, "test-output.log"), run2.output);
+  const results = {
+    checks: [{ name: "tests", tool: command, passed: run2.code === 0, errors: run2.code === 0 ? 0 : 1, output: run2.output.slice(-4e3) }],
+    overall: run2.code === 0 ? "PASS" : "FAIL",
+    blocking_count: run2.code === 0 ? 0 : 1
+  };
+  await writeFileAtomic(file, `${JSON.stringify(results, null, 2)}
 `);
-    return { results: results2, file };
-  }
+  return { results, file };
+}
+async function verification(c, cycleDir, specPath) {
+  const { task } = c;
+  if (task.testCommand) return runTestCommand(c, cycleDir, task.testCommand);
+  await mkdir9(cycleDir, { recursive: true });
+  const file = path24.join(cycleDir, "verification-results.json");
   const prompt = [
     `# Verify task ${task.taskId}`,
     `Run the checks of the specification, and the repository's own tests, type checks and linters.`,
@@ -4812,24 +5021,16 @@ ${task.task.trim()}`
   return { results: results ?? { checks: [], overall: "FAIL", blocking_count: 1 }, file, result: r };
 }
 async function sentinelLoop(c) {
-  const run2 = {
-    log: new SessionLog(),
-    maxCycles: c.options.maxSentinelCycles ?? 3,
-    blocking: [],
-    remaining: [],
-    grade: "FAIL",
-    cycle: 0
-  };
+  const run2 = { log: new SessionLog() };
   const w = await writeTestSpec(c, run2);
   if (isAbort(w)) return run2.log.endWith(w, w.error?.message ?? "");
-  run2.v = await verification(c, path24.join(sentinelDir(c), "cycle-1"), run2.specPath);
-  for (; ; ) {
-    const next = await sentinelCycle(c, run2);
-    if (next === "again") continue;
-    if (next === "done") break;
-    return next;
-  }
-  return sentinelVerdict(c, run2);
+  const end = await boundedFixLoop({
+    maxCycles: c.options.maxSentinelCycles ?? 3,
+    check: (cycle) => refineryCheck(c, run2, cycle),
+    fix: (cycle, found) => refineryFix(c, run2, cycle, found)
+  });
+  if ("stop" in end) return end.stop;
+  return sentinelVerdict(c, run2, end);
 }
 async function writeTestSpec(c, run2) {
   const { task } = c;
@@ -4856,19 +5057,16 @@ function countVerification(run2, v) {
   run2.log.add(v.result);
   return isAbort(v.result) ? run2.log.endWith(v.result) : void 0;
 }
-async function sentinelCycle(c, run2) {
+async function refineryCheck(c, run2, cycle) {
   const { task } = c;
-  const v = run2.v;
-  run2.cycle++;
-  const cycle = run2.cycle;
-  const cycleDir = path24.join(sentinelDir(c), `cycle-${cycle}`);
+  const cycleDir = path24.join(sentinelDir(c), cycle === "final" ? "final" : `cycle-${cycle}`);
+  const v = await verification(c, cycleDir, run2.specPath);
+  run2.v = v;
   const stop = countVerification(run2, v);
-  if (stop) return stop;
-  run2.blocking.push(v.results.blocking_count);
-  if (v.results.overall === "PASS") {
-    run2.grade = "PASS";
-    return "done";
-  }
+  if (stop) return { stop };
+  const blocking = v.results.blocking_count;
+  if (v.results.overall === "PASS") return { grade: "PASS", blocking, remaining: 0, v };
+  if (cycle === "final") return { grade: "FAIL", blocking, remaining: blocking, v };
   const audit = path24.join(cycleDir, "audit-report.md");
   const a = run2.log.add(
     await session(
@@ -4888,14 +5086,9 @@ ${task.task.trim()}`
       ].join("\n\n")
     )
   );
-  if (isAbort(a)) return run2.log.endWith(a);
-  const auditGrade = /^\s*Grade:\s*(PASS|WARN|FAIL)\b/im.exec(
-    await readAgentText(c.sessionDir, audit, (m) => progress(c, m)) ?? ""
-  )?.[1];
-  if (auditGrade === "PASS" || auditGrade === "WARN") {
-    run2.grade = auditGrade;
-    return "done";
-  }
+  if (isAbort(a)) return { stop: run2.log.endWith(a) };
+  const auditGrade = await readGrade(c, audit);
+  if (auditGrade === "PASS" || auditGrade === "WARN") return { grade: auditGrade, blocking, remaining: 0, v, audit };
   const fixList = path24.join(cycleDir, "fix-list.json");
   const s = run2.log.add(
     await session(
@@ -4912,16 +5105,12 @@ ${task.task.trim()}`
       ].join("\n\n")
     )
   );
-  if (isAbort(s)) return run2.log.endWith(s);
+  if (isAbort(s)) return { stop: run2.log.endWith(s) };
   run2.lastFixList = existsSync2(fixList) ? fixList : void 0;
-  const fixes = run2.lastFixList ? (await readJson(c, run2.lastFixList))?.fixes : void 0;
-  run2.remaining.push(Array.isArray(fixes) ? fixes.filter((f) => f.severity !== "warning").length : v.results.blocking_count);
-  const r = run2.remaining;
-  if (r.length >= 3 && r[r.length - 1] >= r[r.length - 3]) return "done";
-  return fixAndRetest(c, run2, audit);
+  const left = run2.lastFixList ? await blockingFixes(c, run2.lastFixList) : void 0;
+  return { grade: "FAIL", blocking, remaining: left ?? blocking, v, audit, ...run2.lastFixList ? { fixList: run2.lastFixList } : {} };
 }
-async function fixAndRetest(c, run2, audit) {
-  const { cycle, maxCycles } = run2;
+async function refineryFix(c, run2, cycle, found) {
   const fixPrompt = [
     stagePrompt(
       c.task,
@@ -4932,34 +5121,20 @@ async function fixAndRetest(c, run2, audit) {
     ),
     `## Sentinel files
 
-- Fix list: ${run2.lastFixList ?? "(none written; use the audit report)"}
-- Audit report: ${audit}
-- Verification results: ${run2.v.file}`
+- Fix list: ${found.fixList ?? "(none written; use the audit report)"}
+- Audit report: ${found.audit ?? "(none)"}
+- Verification results: ${found.v.file}`
   ].join("\n\n");
   const f = run2.log.add(await session(c, `fix-${cycle}`, "refinery", fixPrompt));
   if (isAbort(f) || needsOthers(f.exitCode)) return run2.log.endWith(f, f.error?.message);
-  const v = await verification(c, path24.join(sentinelDir(c), cycle < maxCycles ? `cycle-${cycle + 1}` : "final"), run2.specPath);
-  run2.v = v;
-  if (cycle < maxCycles) return "again";
-  const stop = countVerification(run2, v);
-  if (stop) return stop;
-  run2.blocking.push(v.results.blocking_count);
-  if (v.results.overall === "PASS") run2.grade = "PASS";
-  return "done";
+  return void 0;
 }
-async function sentinelVerdict(c, run2) {
+async function sentinelVerdict(c, run2, end) {
   const { task, reports } = c;
-  const { log, grade, cycle, blocking } = run2;
+  const { log } = run2;
+  const { grade, cycles: cycle, blocking } = end;
   const dir = sentinelDir(c);
-  await writeInAgentFolder(c.sessionDir, path24.join(dir, "grade.txt"), `${grade}
-`);
-  await writeInAgentFolder(
-    c.sessionDir,
-    path24.join(dir, "summary.json"),
-    `${JSON.stringify({ cycles: cycle, grade, blocking_counts: blocking }, null, 2)}
-`
-  );
-  progress(c, `sentinel: ${grade} after ${cycle} cycle(s)`);
+  await writeSentinelSummary(c, { grade, cycles: cycle, blocking_counts: blocking });
   if (grade !== "FAIL")
     return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact: path24.join(dir, "summary.json") };
   const crPrompt = [
@@ -4992,6 +5167,24 @@ async function sentinelVerdict(c, run2) {
     artifact: reports.changeRequest,
     error: `verification still fails after ${cycle} sentinel cycle(s)`
   };
+}
+async function writeSentinelSummary(c, summary2) {
+  const dir = sentinelDir(c);
+  const file = path24.join(dir, "summary.json");
+  await writeInAgentFolder(c.sessionDir, path24.join(dir, "grade.txt"), `${summary2.grade}
+`);
+  await writeInAgentFolder(c.sessionDir, file, `${JSON.stringify(summary2, null, 2)}
+`);
+  progress(c, `sentinel: ${summary2.grade} after ${summary2.cycles} cycle(s)`);
+  return file;
+}
+async function readGrade(c, file) {
+  const text = await readAgentText(c.sessionDir, file, (m) => progress(c, m)) ?? "";
+  return /^\s*Grade:\s*(PASS|WARN|FAIL)\b/im.exec(text)?.[1];
+}
+async function blockingFixes(c, file) {
+  const fixes = (await readJson(c, file))?.fixes;
+  return Array.isArray(fixes) ? fixes.filter((f) => f?.severity !== "warning").length : void 0;
 }
 async function readJson(c, file) {
   const text = await readAgentText(c.sessionDir, file, (m) => progress(c, m));
@@ -5142,7 +5335,7 @@ async function runSequence(c, steps, names) {
     const o = await runStage(c, stepFor(steps, c.type, stage), stage, run2, names);
     if (o.skipNext) skipNext = o.skipNext;
     if (o.exitCode === EXIT_CODES.SUCCESS) continue;
-    if (o.exitCode === EXIT_CODES.PARTIAL_SUCCESS) {
+    if (o.exitCode === EXIT_CODES.PARTIAL_SUCCESS || passedOver(c, stage, o)) {
       run2.partial = true;
       continue;
     }
@@ -5151,6 +5344,14 @@ async function runSequence(c, steps, names) {
     break;
   }
   return run2;
+}
+function passedOver(c, stage, o) {
+  if (c.settings[stage]?.required !== false) return false;
+  if (o.exitCode !== EXIT_CODES.FAILURE && o.exitCode !== EXIT_CODES.TIMEOUT) return false;
+  if (o.result?.rateLimitedUntil || c.options.signal?.aborted) return false;
+  if (o.exitCode === EXIT_CODES.TIMEOUT && c.options.deadline !== void 0 && Date.now() >= c.options.deadline) return false;
+  progress(c, `stage ${stage} is not required: going on without it`);
+  return true;
 }
 function stepFor(steps, type, stage) {
   const step = steps[type][stage];
@@ -5178,6 +5379,8 @@ async function runStage(c, step, stage, run2, names) {
     status: stageStatusOf(o.exitCode),
     exit_code: o.exitCode,
     attempts: o.attempts,
+    ...c.settings[stage]?.required === false ? { required: false } : {},
+    ...modelOfStage(c, stage),
     duration_ms: Date.now() - t0,
     session_dirs: o.sessionDirs.map((d) => path26.relative(c.sessionDir, d) || "."),
     ...o.artifact ? { artifact: path26.relative(c.sessionDir, o.artifact) || o.artifact } : {},
@@ -5194,6 +5397,11 @@ async function runStage(c, step, stage, run2, names) {
   }
   return o;
 }
+function modelOfStage(c, stage) {
+  const m = c.models.get(stage);
+  if (!m) return {};
+  return { ...m.model !== void 0 ? { model: m.model } : {}, ...m.tier ? { tier: m.tier } : {}, role: m.role };
+}
 async function stoppedBy(c, stage, o) {
   const { out, reports } = c;
   const warn = (m) => progress(c, m);
@@ -5208,7 +5416,7 @@ async function stoppedBy(c, stage, o) {
 function stageProgress(c, names, records) {
   const completed = [];
   for (const r of records) {
-    const ok = r.status === "success" || r.status === "partial" || r.status === "skipped";
+    const ok = r.status === "success" || r.status === "partial" || r.status === "skipped" || r.required === false && r.status === "failure";
     if (!ok) break;
     completed.push({ name: r.name, exit_code: r.exit_code });
   }
@@ -5258,7 +5466,154 @@ async function finishStages(c, names, run2, configError) {
   const manifestPath = path26.join(c.sessionDir, "manifest.json");
   await writeFileAtomic(manifestPath, `${JSON.stringify(manifest, null, 2)}
 `);
-  return { exitCode, manifest, manifestPath, ...out, ...configError ? {} : { progress: stageProgress(c, names, records) } };
+  const models = [...c.models].map(([stage, m]) => ({
+    stage,
+    role: m.role,
+    ...m.tier ? { tier: m.tier } : {},
+    ...m.model !== void 0 ? { model: m.model } : {}
+  }));
+  return {
+    exitCode,
+    manifest,
+    manifestPath,
+    ...out,
+    ...models.length ? { models } : {},
+    ...configError ? {} : { progress: stageProgress(c, names, records) }
+  };
+}
+
+// src/agent/stages/task-sentinel.ts
+import { existsSync as existsSync4 } from "node:fs";
+import { mkdir as mkdir10 } from "node:fs/promises";
+import path27 from "node:path";
+var SENTINEL_ROLE = "sentinel";
+var DEFAULT_TASK_SENTINEL_CYCLES = 2;
+async function taskSentinel(c) {
+  const log = new SentinelLog();
+  const maxCycles = c.options.sentinel?.maxCycles ?? DEFAULT_TASK_SENTINEL_CYCLES;
+  const end = await boundedFixLoop({
+    maxCycles,
+    check: (cycle) => check(c, log, cycle),
+    fix: (cycle, found) => fix(c, log, cycle, found)
+  });
+  if ("stop" in end) return end.stop;
+  const verdict = {
+    role: SENTINEL_ROLE,
+    grade: end.grade,
+    cycles: end.cycles,
+    fixes: log.fixes,
+    blocking_counts: end.blocking
+  };
+  c.out.sentinel = verdict;
+  const summary2 = await writeSentinelSummary(c, { ...verdict });
+  if (end.grade !== "FAIL") return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact: summary2 };
+  await writeInAgentFolder(c.sessionDir, c.reports.refinement, await refinement(c, verdict, end.last));
+  return {
+    exitCode: EXIT_CODES.NEEDS_REFINEMENT,
+    attempts: log.attempts,
+    sessionDirs: log.dirs,
+    artifact: summary2,
+    error: `the sentinel still finds blocking problems after ${end.cycles} cycle(s)`
+  };
+}
+var SentinelLog = class extends SessionLog {
+  fixes = 0;
+};
+async function check(c, log, cycle) {
+  const dir = path27.join(sentinelDir(c), cycle === "final" ? "final" : `cycle-${cycle}`);
+  await mkdir10(dir, { recursive: true });
+  const tests = c.task.testCommand ? await runTestCommand(c, dir, c.task.testCommand) : void 0;
+  if (tests) progress(c, `sentinel ${cycle}: test command ${tests.results.overall}`);
+  const audit = path27.join(dir, "audit-report.md");
+  const fixList = path27.join(dir, "fix-list.json");
+  const prompt = [
+    stagePrompt(
+      c.task,
+      "sentinel",
+      c.reports,
+      [
+        `You are the task's sentinel: another agent wrote this work. Check the checkout against every acceptance criterion of the task and run its tests.`,
+        `Write the audit report (first line \`Grade: PASS\`, \`Grade: WARN\` or \`Grade: FAIL\`) and, on FAIL, the fix list. Change no file of the repository.`
+      ].join(" "),
+      c.workdir
+    ),
+    [
+      `## Sentinel files`,
+      ``,
+      `- Check: ${cycle}`,
+      `- Write the audit report to: ${audit}`,
+      `- Write the fix list to: ${fixList}`,
+      `- The implementer's walkthrough: ${c.reports.walkthrough}${existsSync4(c.reports.walkthrough) ? "" : " (not written)"}`,
+      `- Test command results (Forge ran it): ${tests ? `${tests.file} (${tests.results.overall})` : "(the task has no test command)"}`,
+      ...c.task.baseRef ? [`- The work's base ref: ${c.task.baseRef}`] : []
+    ].join("\n")
+  ].join("\n\n");
+  const s = await retried(
+    c,
+    `sentinel-${cycle}`,
+    SENTINEL_ROLE,
+    prompt,
+    async () => await readGrade(c, audit) ? void 0 : `the sentinel wrote no audit report with a Grade line at ${audit}`
+  );
+  log.attempts += s.attempts;
+  log.dirs.push(...s.sessionDirs);
+  if (s.exitCode !== EXIT_CODES.SUCCESS) return { stop: { ...s, attempts: log.attempts, sessionDirs: log.dirs } };
+  let grade = await readGrade(c, audit) ?? "FAIL";
+  const testsFailed = tests?.results.overall === "FAIL";
+  if (testsFailed && grade !== "FAIL") {
+    progress(c, `sentinel ${cycle}: graded ${grade}, but the test command fails: FAIL`);
+    grade = "FAIL";
+  }
+  const listed = existsSync4(fixList) ? await blockingFixes(c, fixList) : void 0;
+  const blocking = grade === "FAIL" ? Math.max(listed ?? 0, testsFailed ? 1 : 0, 1) : 0;
+  return { grade, blocking, remaining: blocking, audit, ...existsSync4(fixList) ? { fixList } : {}, ...tests ? { tests } : {} };
+}
+async function fix(c, log, cycle, found) {
+  const prompt = [
+    stagePrompt(
+      c.task,
+      "sentinel-fix",
+      c.reports,
+      `An independent sentinel checked your work against the task's acceptance criteria and found blocking problems (cycle ${cycle}). Fix each blocking item of the fix list with the smallest safe change, run the tests again, and update the walkthrough where your fix changes what it says. The sentinel checks again after you.`,
+      c.workdir
+    ),
+    `## Sentinel files
+
+- Fix list: ${found.fixList ?? "(none written; use the audit report)"}
+- Audit report: ${found.audit}${found.tests ? `
+- Test command results: ${found.tests.file}` : ""}`
+  ].join("\n\n");
+  const f = log.add(await session(c, `sentinel-fix-${cycle}`, c.type, prompt));
+  log.fixes++;
+  if (isAbort(f) || needsOthers(f.exitCode)) return log.endWith(f, f.error?.message);
+  return void 0;
+}
+async function refinement(c, v, last) {
+  const rel = (f) => path27.relative(c.sessionDir, f);
+  const audit = await readAgentText(c.sessionDir, last.audit) ?? "";
+  return [
+    `# ${REFINEMENT_HEADING}`,
+    `## Summary
+
+The task's sentinel still finds blocking problems after ${v.cycles} fix cycle(s).`,
+    `## Context
+
+Stage: sentinel. Artifact: ${rel(last.audit)}. Attempt: ${c.task.attempt}.`,
+    `## Issue
+
+The work does not meet the task's acceptance criteria or its tests, as an agent that did not write it checked them; blocking problems per check: ${v.blocking_counts.join(", ")}.`,
+    `## Diagnostics
+
+${[
+      last.tests ? `- Test command: ${last.tests.results.overall}` : "",
+      `- The sentinel's last audit report:
+
+${audit.slice(0, 8e3).replace(/^/gm, "    ")}`
+    ].filter(Boolean).join("\n") || "- (none)"}`,
+    `## Suggested Resolution
+
+Fix the findings of the audit report, run the task's tests, and check every acceptance criterion before ending.`
+  ].join("\n\n");
 }
 
 // src/agent/stages/type-1-2.ts
@@ -5266,15 +5621,16 @@ var TYPE_1_STEPS = {
   single: singleStage,
   implement: implementStage,
   verify: verifyStage,
-  walkthrough: walkthroughStage
+  walkthrough: walkthroughStage,
+  sentinel: taskSentinel
 };
 var TYPE_2_STEPS = TYPE_1_STEPS;
 
 // src/agent/stages/subtasks.ts
 import { readdir as readdir7 } from "node:fs/promises";
-import path27 from "node:path";
+import path28 from "node:path";
 function subtaskDir(sessionDir) {
-  return path27.join(sessionDir, "subtasks");
+  return path28.join(sessionDir, "subtasks");
 }
 function readSubtaskFile(file, text) {
   const fm = readFrontMatter(file, text);
@@ -5287,7 +5643,7 @@ async function readSubtasks(dir) {
   const names = (await readdir7(dir).catch(() => [])).filter((n2) => n2.endsWith(".md")).sort();
   const out = [];
   for (const name of names) {
-    const file = path27.join(dir, name);
+    const file = path28.join(dir, name);
     const { data, body, problem } = readSubtaskFile(file, (await readAgentFile(dir, file))?.toString("utf8") ?? "");
     const id = String(data.id ?? name.replace(/\.md$/, "")).toLowerCase().replace(/[^a-z0-9._-]+/g, "-");
     out.push({
@@ -5303,7 +5659,7 @@ async function readSubtasks(dir) {
   return out;
 }
 async function setSubtaskStatus(file, status, note) {
-  const { data, body } = readSubtaskFile(file, (await readAgentFile(path27.dirname(file), file))?.toString("utf8") ?? "");
+  const { data, body } = readSubtaskFile(file, (await readAgentFile(path28.dirname(file), file))?.toString("utf8") ?? "");
   await writeFileAtomic(file, writeFrontMatter(body, { ...data, status, forge_note: note }));
 }
 async function subtaskFilesProblem(dir) {
@@ -5412,36 +5768,108 @@ var TYPE_3_STEPS = {
   work: workSubtasks,
   implement: implementStage,
   verify: verifyStage,
-  walkthrough: walkthroughStage
+  walkthrough: walkthroughStage,
+  sentinel: taskSentinel
 };
 
 // src/agent/stages/index.ts
 var STEPS = { "1": TYPE_1_STEPS, "2": TYPE_2_STEPS, "3": TYPE_3_STEPS, refinery: REFINERY_STEPS, captain: CAPTAIN_STEPS };
 async function runStages(options) {
   const c = await openStageContext(options);
-  const { names, configError } = await stageSequence(options.agentType, options.workdir, options.stages);
+  const sequence = await stageSequence(options.agentType, options.workdir, options.stages);
+  const { settings, configError } = sequence;
+  Object.assign(c.settings, settings);
+  const names = withSentinel(options, sequence.names);
   const run2 = await runSequence(c, STEPS, names);
   return finishStages(c, names, run2, configError);
+}
+function withSentinel(options, names) {
+  const s = options.sentinel;
+  if (!s) return names;
+  if (!s.enabled || !SENTINEL_TYPES.includes(options.agentType)) return names.filter((n2) => n2 !== "sentinel");
+  return names.length === 0 || names.includes("sentinel") ? names : [...names, "sentinel"];
 }
 async function stageSequence(type, workdir, stages) {
   if (stages) {
     for (const s of stages) if (!isStageOf(type, s)) throw new Error(`stage '${s}' is not available to type ${type}`);
   }
+  if (stages) return { names: stages, settings: {} };
   try {
-    return { names: stages ?? (await loadStageConfig(workdir))[type] ?? defaultStages(type) };
+    const own = (await loadStageConfig(workdir))[type];
+    return own ? sequenceOf(own) : { names: defaultStages(type), settings: {} };
   } catch (err) {
-    return { names: [], configError: err.message };
+    return { names: [], settings: {}, configError: err.message };
   }
 }
+
+// src/agent/sub-agents.ts
+var DEFAULT_MAX_SUB_AGENTS = 10;
+var REFUSALS_KEPT = 20;
+var SubAgentCap = class {
+  constructor(limit = DEFAULT_MAX_SUB_AGENTS, now = Date.now) {
+    this.limit = limit;
+    this.now = now;
+    if (!Number.isInteger(limit) || limit < 0) throw new Error(`the sub-agent cap must be a whole number \u2265 0, not ${limit}`);
+  }
+  limit;
+  now;
+  #spawned = 0;
+  #refused = 0;
+  #refusals = [];
+  #listeners = [];
+  get spawned() {
+    return this.#spawned;
+  }
+  /**
+   * Takes a place for a sub-agent at `depth`: undefined when it may run, else the refusal's message
+   * (recorded, and told to whoever listens).
+   */
+  take(depth, agentType) {
+    if (this.#spawned < this.limit) {
+      this.#spawned++;
+      return void 0;
+    }
+    const message = `this job has already started ${this.#spawned} sub-agent${this.#spawned === 1 ? "" : "s"}, its cap (agent.max_sub_agents: ${this.limit}, counted across every depth); no more may be spawned \u2014 finish the work in this session, or stop and say what is left`;
+    const refusal = { at: new Date(this.now()).toISOString(), ...agentType ? { agentType } : {}, depth, message };
+    this.#refused++;
+    if (this.#refusals.length < REFUSALS_KEPT) this.#refusals.push(refusal);
+    for (const l of this.#listeners) {
+      try {
+        l(refusal);
+      } catch {
+      }
+    }
+    return message;
+  }
+  /** Called on each refusal (the runner's live progress). */
+  onRefusal(listener) {
+    this.#listeners.push(listener);
+  }
+  summary() {
+    return {
+      limit: this.limit,
+      spawned: this.#spawned,
+      refused: this.#refused,
+      ...this.#refusals.length ? { refusals: this.#refusals.map((r) => ({ ...r })) } : {}
+    };
+  }
+};
 
 // action/src/stages-runner.ts
 function createStagesRunner(options) {
   return {
     name: options.adapter,
     async run(req) {
-      const agentDir = path28.join(req.sessionDir, "agent");
-      await mkdir10(agentDir, { recursive: true });
+      const agentDir = path29.join(req.sessionDir, "agent");
+      await mkdir11(agentDir, { recursive: true });
       const c = req.taskContext;
+      const subAgents = new SubAgentCap(options.maxSubAgents);
+      subAgents.onRefusal(
+        (refusal) => req.onProgress({
+          kind: "system",
+          summary: `a sub-agent${refusal.agentType ? ` of type ${refusal.agentType}` : ""} at depth ${refusal.depth} was refused: ${refusal.message}`
+        })
+      );
       const r = await runStages({
         agentType: req.agentType,
         // The job's context as it is: the same `steering` array, so messages the job receives later
@@ -5457,6 +5885,7 @@ function createStagesRunner(options) {
           ...options.model ? { model: options.model } : {},
           maxTurns: options.maxTurns,
           maxDepth: options.maxDepth,
+          subAgents,
           idleTimeoutMs: options.idleTimeoutMs,
           ...options.stageTimeoutMs !== void 0 ? { timeoutMs: options.stageTimeoutMs } : {},
           env: options.env,
@@ -5465,7 +5894,7 @@ function createStagesRunner(options) {
             FORGE_RUN_ID: c.runId,
             FORGE_TASK_ID: c.taskId,
             FORGE_ATTEMPT: String(c.attempt),
-            FORGE_TASK_FILE: path28.join(req.sessionDir, "task.md"),
+            FORGE_TASK_FILE: path29.join(req.sessionDir, "task.md"),
             FORGE_BRANCH: c.branch,
             FORGE_BASE_REF: c.baseRef,
             ...req.traceparent ? { TRACEPARENT: req.traceparent } : {},
@@ -5491,6 +5920,9 @@ function createStagesRunner(options) {
         }),
         ...req.onStageEnd ? { onStageEnd: (stage, _record, progress2) => req.onStageEnd(stage, progress2) } : {},
         ...req.resume ? { resume: req.resume } : {},
+        ...options.models ? { models: options.models } : {},
+        ...req.taskModel !== void 0 ? { taskModel: req.taskModel } : {},
+        ...req.sentinel ? { sentinel: req.sentinel } : {},
         promptOptions: { repoDir: req.workdir, ...options.builtinPromptDir ? { builtinDir: options.builtinPromptDir } : {} }
       });
       return {
@@ -5504,9 +5936,12 @@ function createStagesRunner(options) {
         ...r.error && r.exitCode !== EXIT_CODES.SUCCESS ? { error: r.error } : {},
         agent: options.adapter,
         ...r.model ? { model: r.model } : {},
+        ...r.models ? { models: r.models } : {},
         ...r.costUsd !== void 0 ? { costUsd: r.costUsd } : {},
         ...r.turns !== void 0 ? { turns: r.turns } : {},
-        ...r.progress ? { progress: r.progress } : {}
+        ...r.progress ? { progress: r.progress } : {},
+        ...r.sentinel ? { sentinel: r.sentinel } : {},
+        subAgents: subAgents.summary()
       };
     }
   };
@@ -5580,11 +6015,11 @@ function readInputs() {
 }
 function bundledPromptDir() {
   const dir = fileURLToPath(new URL("./prompts/", import.meta.url));
-  return existsSync4(path29.join(dir, "1.md")) ? dir : void 0;
+  return existsSync5(path30.join(dir, "1.md")) ? dir : void 0;
 }
 function bundledForgeCli() {
   const file = fileURLToPath(new URL("./forge.js", import.meta.url));
-  return existsSync4(file) && path29.basename(path29.dirname(file)) === "dist" ? { command: process.execPath, args: [file] } : void 0;
+  return existsSync5(file) && path30.basename(path30.dirname(file)) === "dist" ? { command: process.execPath, args: [file] } : void 0;
 }
 function readJob(env) {
   const parsedInput = actionInputSchema.safeParse(readInputs());
@@ -5612,7 +6047,7 @@ async function run(overrides = {}) {
   let failure;
   try {
     const { input, jobEnv } = readJob(env);
-    const masker = new Masker().add(input.githubToken).add(input.anthropicApiKey).add(input.openaiApiKey).add(jobEnv.actionsRuntimeToken);
+    const masker = new Masker().add(input.githubToken).add(input.anthropicApiKey).add(input.openaiApiKey).add(input.geminiApiKey).add(jobEnv.actionsRuntimeToken);
     for (const v of masker.values()) setSecret(v);
     const [owner, repo] = jobEnv.repository.split("/");
     const github = overrides.github ?? createOctokitGitHub({ token: input.githubToken, baseUrl: jobEnv.apiUrl, owner, repo });
@@ -5632,25 +6067,21 @@ async function run(overrides = {}) {
       remote,
       token: input.githubToken,
       identity: { name: input.gitUserName, email: input.gitUserEmail },
-      netDir: path29.join(jobEnv.runnerTemp, `forge-git-${process.pid}`, "net.git"),
+      netDir: path30.join(jobEnv.runnerTemp, `forge-git-${process.pid}`, "net.git"),
       // A network blip is waited out (2 s, 60 s cap, 5 tries, jitter); a refusal fails at once.
       onRetry: (r) => warning(
         `git ${r.command} failed (try ${r.attempt} of ${r.attempts}), trying again in ${(r.delayMs / 1e3).toFixed(1)} s: ${r.error.split("\n").slice(-3).join(" ")}`
       )
     });
     await ensureRepository(git2, remote);
-    if (adapter === "claude" && !input.anthropicApiKey && !env.ANTHROPIC_API_KEY)
-      warning(
-        "anthropic-api-key is empty and ANTHROPIC_API_KEY is not set: Claude Code will not be able to call the model. Pass `anthropic-api-key: ${{ secrets.ANTHROPIC_API_KEY }}`."
-      );
-    if (adapter === "codex" && !input.openaiApiKey && !env.OPENAI_API_KEY)
-      warning("openai-api-key is empty and OPENAI_API_KEY is not set: Codex will not be able to call the model.");
+    warnMissingKeys(adapter, input, env, config.agent.long_context);
     const access = await agentAccess({
       adapter,
       isolation: config.agent.isolation,
       env,
       ...input.anthropicApiKey ? { anthropicApiKey: input.anthropicApiKey } : {},
       ...input.openaiApiKey ? { openaiApiKey: input.openaiApiKey } : {},
+      ...input.geminiApiKey ? { geminiApiKey: input.geminiApiKey } : {},
       warn: (m) => warning(m)
     });
     if (access.runAs) info(`The agent runs as the OS user ${access.runAs.user} (uid ${access.runAs.uid}).`);
@@ -5659,9 +6090,12 @@ async function run(overrides = {}) {
     const agent = overrides.agent ?? createStagesRunner({
       adapter,
       ...model ? { model } : {},
+      // Each session's model by its role and tier; the action's `model` input stands for agent.model.
+      models: modelPlan(adapter, { ...config.agent, ...model ? { model } : {} }, { anthropicApi: onAnthropicApi(env) }),
       ...command ? { command } : {},
       maxTurns: config.agent.max_turns,
       maxDepth: config.agent.max_depth,
+      maxSubAgents: config.agent.max_sub_agents,
       ...agentLimits(config),
       env: access.env,
       extraEnv: access.extraEnv,
@@ -5719,6 +6153,20 @@ async function run(overrides = {}) {
     failure = err instanceof Error ? err.message : String(err);
   }
   if (failure !== void 0) setFailed(failure);
+}
+function warnMissingKeys(adapter, input, env, longContext) {
+  if (adapter === "claude" && !input.anthropicApiKey && !env.ANTHROPIC_API_KEY)
+    warning(
+      "anthropic-api-key is empty and ANTHROPIC_API_KEY is not set: Claude Code will not be able to call the model. Pass `anthropic-api-key: ${{ secrets.ANTHROPIC_API_KEY }}`."
+    );
+  if (longContext && adapter === "claude" && !onAnthropicApi(env))
+    warning(
+      "agent.long_context is on, but Claude Code does not talk to Anthropic's API here (ANTHROPIC_BASE_URL, Vertex or Bedrock): the 1M-token context stays off."
+    );
+  if (adapter === "codex" && !input.openaiApiKey && !env.OPENAI_API_KEY)
+    warning("openai-api-key is empty and OPENAI_API_KEY is not set: Codex will not be able to call the model.");
+  if (adapter === "gemini" && !input.geminiApiKey && !env.GEMINI_API_KEY && !env.GOOGLE_API_KEY)
+    warning("gemini-api-key is empty and GEMINI_API_KEY is not set: Gemini CLI will not be able to call the model.");
 }
 async function reportOutcome(report, input) {
   if (report.kind === "neutral") {

@@ -64,6 +64,7 @@ import {
   ownHead,
   parseConfigText,
   parseFollowupBranch,
+  parseLiveProgress,
   parsePlanPath,
   parseStateBranch,
   partPath,
@@ -87,7 +88,7 @@ import {
   stateBranch,
   steeringComment,
   walkthroughPath
-} from "./chunk-OHE5JTCR.js";
+} from "./chunk-QPY5CR45.js";
 import {
   Octokit,
   RequestError,
@@ -112,7 +113,7 @@ import {
   validateDagChange,
   validatePlan,
   zodProblems
-} from "./chunk-TXEOO65G.js";
+} from "./chunk-PJ3Z7AOS.js";
 import {
   getInput,
   info,
@@ -17824,6 +17825,12 @@ function agentAlive(s2, input) {
     if (input.workflowRunId !== void 0) e.workflowRunId = input.workflowRunId;
   }
   if (!e.lastHeartbeat || Date.parse(e.lastHeartbeat) < s2.now) e.lastHeartbeat = at;
+  const p = input.kind === "agent.heartbeat" ? input.progress : void 0;
+  if (!p || e.progress && Date.parse(p.beat) < Date.parse(e.progress.beat) || JSON.stringify(p) === JSON.stringify(e.progress)) return;
+  const before = e.progress;
+  e.progress = { ...p };
+  if (p.stage && p.stage !== before?.stage) s2.emit("task.progress", t.id, { attempt: t.attempts, message: `stage ${p.stage} reached` });
+  else s2.touchTracker();
 }
 function agentLost(s2, input) {
   const i = currentRevision(s2, input);
@@ -18344,6 +18351,10 @@ var Step = class {
     const event = { eventId: `${this.j.runId}:${seq}`, seq, timestamp: this.timestamp, type, runId: this.j.runId, data };
     if (taskId !== void 0) event.taskId = taskId;
     this.events.push(event);
+    this.trackerDirty = true;
+  }
+  /** The tracker shows something that changed without an event of its own (a running task's progress). */
+  touchTracker() {
     this.trackerDirty = true;
   }
   /** Add an effect to the outbox; one with the same key, pending or decided just now, is replaced (latest wins). */
@@ -18901,11 +18912,21 @@ function taskRow(journal, facts, repo, i) {
   rowCache.set(t, { node, check, repo: where, row });
   return row;
 }
+function progressNote(p) {
+  if (!p) return "";
+  const beat = new Date(Date.parse(p.beat)).toISOString().slice(11, 19);
+  return `${p.stage ? `stage ${p.stage}` : "between stages"}${p.turns ? `, ${p.turns} turn${p.turns === 1 ? "" : "s"}` : ""}, last heartbeat ${beat} UTC`;
+}
 var JOB_PAGE = /^https?:\/\/[^\s()<>|[\]]{1,300}$/;
+function resumedNote(r) {
+  return `resumed: continues attempt ${r.fromAttempt} (${r.reason.replace("_", " ")})${r.stage ? `, from stage ${r.stage}` : ""}`;
+}
 function renderRow(t, node, check, repo) {
   const a = t.attempt;
   const paths = a?.revision.protectedPaths ?? [];
   const notes = [
+    t.status === "RUNNING" ? progressNote(a?.revision.progress) : "",
+    a?.resumed ? resumedNote(a.resumed) : "",
     a?.revision.waiting && t.status === "MERGE_READY" ? `waiting for a person: ${a.revision.waiting}` : "",
     a?.revision.iteration && t.status === "RUNNING" ? `revision ${a.revision.iteration}` : "",
     a?.hold ? `held: ${a.hold}` : "",
@@ -21783,9 +21804,13 @@ async function reconcileRun(port, engine, runId, _now) {
       );
       if (!run2) continue;
       const ref = { runId, taskId: t.id, attempt: t.attempts };
-      if (run2.status === "in_progress")
-        inputs.push({ kind: "agent.started", ...ref, workflowRunId: run2.id }, { kind: "agent.heartbeat", ...ref });
-      else if (run2.status === "completed") inputs.push(await endedJobInput(port, ref, a.branch, run2, a.revision.iteration));
+      if (run2.status === "in_progress") {
+        const progress = await liveProgressOf(port, runId, t.id, t.attempts, a.branch);
+        inputs.push(
+          { kind: "agent.started", ...ref, workflowRunId: run2.id },
+          { kind: "agent.heartbeat", ...ref, ...progress ? { progress } : {} }
+        );
+      } else if (run2.status === "completed") inputs.push(await endedJobInput(port, ref, a.branch, run2, a.revision.iteration));
     }
   }
   for (const t of journal.tasks) {
@@ -21818,6 +21843,16 @@ async function reconcileRun(port, engine, runId, _now) {
   }
   inputs.push({ kind: "tick" });
   return inputs;
+}
+async function liveProgressOf(port, runId, taskId, attempt, branch) {
+  try {
+    const externalId = `${runId}/${taskId}/${attempt}/live`;
+    const runs = (await port.listCheckRuns(branch, `forge \xB7 ${taskId} \xB7 live`)).filter((c) => c.externalId === externalId);
+    const newest = runs.sort((x, y) => y.id - x.id)[0];
+    return parseLiveProgress(newest?.summary);
+  } catch {
+    return void 0;
+  }
 }
 
 // src/app/sweep.ts
@@ -22219,8 +22254,10 @@ async function checkPlanPullRequest(port, engine, runs, pr) {
 }
 
 // src/app/handlers/pull-request.ts
+var ACTED_ON = /* @__PURE__ */ new Set(["opened", "reopened", "synchronize", "closed", "ready_for_review", "edited"]);
 async function onPullRequest(ctx, context) {
   const { payload } = context;
+  if (!ACTED_ON.has(payload.action)) return;
   const rt = await ctx.rtOf(context);
   const pr = payload.pull_request;
   const fromThisRepository = pr.head.repo?.id === payload.repository.id;

@@ -3,11 +3,12 @@ const require = __forgeCreateRequire(import.meta.url);
 import {
   EXIT_CODES,
   EXIT_STATUS,
+  MODELS_ENV,
   isExitCode,
   parsePlan,
   require_dist,
   signalStatusOf
-} from "./chunk-TXEOO65G.js";
+} from "./chunk-PJ3Z7AOS.js";
 import {
   __toESM
 } from "./chunk-54WUDIML.js";
@@ -594,13 +595,14 @@ async function loadSystemPrompt(kind, options = {}) {
 }
 
 // src/agent/types.ts
-var ADAPTER_NAMES = ["claude", "codex", "command"];
+var ADAPTER_NAMES = ["claude", "codex", "gemini", "command"];
 var AGENT_KINDS = [
   "1",
   "2",
   "3",
   "refinery",
   "captain",
+  "sentinel",
   "sentinel-writer",
   "sentinel-executor",
   "sentinel-auditor",
@@ -614,9 +616,10 @@ function isAgentKind(value) {
 import path6 from "node:path";
 
 // src/agent/rate-limit.ts
-var USAGE_LIMIT = /usage limit (?:reached|exceeded|hit)|(?:you(?:'|’)ve|you have) (?:hit|reached) your (?:usage |weekly |daily )?limit|\b(?:5-hour|weekly|daily|session|opus|sonnet) limit reached|out of (?:extra )?usage|quota exceeded|insufficient_quota/i;
+var USAGE_LIMIT = /usage limit (?:reached|exceeded|hit)|(?:you(?:'|’)ve|you have) (?:hit|reached) your (?:usage |weekly |daily )?limit|\b(?:5-hour|weekly|daily|session|opus|sonnet) limit reached|out of (?:extra )?usage|quota exceeded|insufficient_quota|exceeded your current quota|exhausted your (?:daily )?quota/i;
 var OVERLOADED = /\boverloaded(?:_error)?\b|\b529\b/i;
-var RATE_LIMIT = /\b429\b|rate[ _-]?limit(?:ed|_error)?|too many requests/i;
+var RATE_LIMIT = /\b429\b|rate[ _-]?limit(?:ed|_error)?|too many requests|resource has been exhausted|RESOURCE_EXHAUSTED/i;
+var DAILY_QUOTA = /\bdaily quota\b|PerDay|\bper day\b/i;
 var RESETS_AT = /\bresets?\s+(?:at\s+|on\s+)?(?:(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2}),?\s+(?:at\s+)?)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?\s*(?:\(\s*([A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9_+-]+)*)\s*\))?/i;
 var MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
 var EPOCH_RESET = /usage limit reached\|(\d{10,13})/i;
@@ -629,7 +632,7 @@ function detectRateLimit(text, options = {}) {
   else if (options.status === 429 || RATE_LIMIT.test(text)) kind = "rate_limit";
   if (!kind) return null;
   const info = { kind, message: lineMatching(text, [USAGE_LIMIT, OVERLOADED, RATE_LIMIT]) };
-  const resetAt = parseResetTime(text, now) ?? (options.retryAfter ? retryAfterToDate(options.retryAfter, now) : void 0);
+  const resetAt = parseResetTime(text, now) ?? (options.retryAfter ? retryAfterToDate(options.retryAfter, now) : void 0) ?? (kind === "usage_limit" && DAILY_QUOTA.test(text) ? nextWallClockTime(0, 0, "America/Los_Angeles", now) : void 0);
   if (resetAt) info.resetAt = resetAt;
   return info;
 }
@@ -960,7 +963,8 @@ function explicitExitCode(text) {
 }
 var INSTALL = {
   claude: "Claude Code: npm i -g @anthropic-ai/claude-code",
-  codex: "Codex: npm i -g @openai/codex"
+  codex: "Codex: npm i -g @openai/codex",
+  gemini: "Gemini CLI: npm i -g @google/gemini-cli"
 };
 function spawnFailure(command, err) {
   if (err.code !== "ENOENT") return `${command}: ${err.message}`;
@@ -1098,7 +1102,7 @@ var sleepFor = (ms, signal) => new Promise((resolve) => {
 
 // src/agent/spawn/prepare.ts
 import { writeFile as writeFile3 } from "node:fs/promises";
-import path10 from "node:path";
+import path11 from "node:path";
 
 // src/agent/adapters/types.ts
 function oneLine(text, max = 200) {
@@ -1274,6 +1278,7 @@ var SPAWNABLE_BY = {
   "3": ["1", "2"],
   refinery: ["1", "2", "3"],
   captain: [],
+  sentinel: [],
   "sentinel-writer": [],
   "sentinel-executor": [],
   "sentinel-auditor": [],
@@ -1290,6 +1295,7 @@ var ALLOWED_TOOLS = {
   "3": EDIT,
   refinery: EDIT,
   captain: EDIT,
+  sentinel: REVIEW,
   "sentinel-writer": REVIEW,
   "sentinel-executor": REVIEW,
   "sentinel-auditor": REVIEW,
@@ -1311,12 +1317,8 @@ function codexSandbox(input) {
   if (input.parentEnv?.GITHUB_ACTIONS === "true") return "bypass";
   return input.allowedTools.some((t) => WRITE_TOOLS.has(t.replace(/\(.*$/, ""))) ? "workspace-write" : "read-only";
 }
-function codexWritableDirs(cwd, forgeEnv = {}, parentEnv = {}) {
-  const dirs = [forgeEnv.FORGE_SESSION_DIR, forgeEnv.FORGE_SIGNAL_DIR];
-  const kind = forgeEnv.FORGE_AGENT_TYPE;
-  if (kind && (SPAWNABLE_BY[kind]?.length ?? 0) > 0) {
-    dirs.push(parentEnv.CODEX_HOME || (parentEnv.HOME ? path7.join(parentEnv.HOME, ".codex") : void 0));
-  }
+function sessionWritableDirs(cwd, forgeEnv = {}, more = []) {
+  const dirs = [forgeEnv.FORGE_SESSION_DIR, forgeEnv.FORGE_SIGNAL_DIR, ...more];
   for (const file of [
     forgeEnv.FORGE_WALKTHROUGH_PATH,
     forgeEnv.FORGE_QUESTION_FILE,
@@ -1338,6 +1340,11 @@ function codexWritableDirs(cwd, forgeEnv = {}, parentEnv = {}) {
   }
   return out;
 }
+function codexWritableDirs(cwd, forgeEnv = {}, parentEnv = {}) {
+  const kind = forgeEnv.FORGE_AGENT_TYPE;
+  const home = kind && (SPAWNABLE_BY[kind]?.length ?? 0) > 0 ? parentEnv.CODEX_HOME || (parentEnv.HOME ? path7.join(parentEnv.HOME, ".codex") : void 0) : void 0;
+  return sessionWritableDirs(cwd, forgeEnv, [home]);
+}
 function codexArgs(input) {
   const sandbox = codexSandbox(input);
   const args = ["exec", "--json", "--skip-git-repo-check", "--cd", input.cwd, "-c", "allow_login_shell=false"];
@@ -1350,6 +1357,7 @@ function codexArgs(input) {
     }
   }
   if (input.model) args.push("--model", input.model);
+  if (input.modelTier) args.push("-c", `model_reasoning_effort="${input.modelTier}"`);
   if (input.systemPrompt) args.push("-c", `developer_instructions=${JSON.stringify(input.systemPrompt)}`);
   if (input.resumeSession) args.push("resume", input.resumeSession);
   args.push("-");
@@ -1527,28 +1535,249 @@ var CommandOutputParser = class extends StreamJsonParser {
   }
 };
 
+// src/agent/adapters/gemini.ts
+import { existsSync as existsSync3, mkdirSync as mkdirSync2, readFileSync, writeFileSync } from "node:fs";
+import path8 from "node:path";
+var GEMINI_ENV = ["GEMINI_*", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"];
+var GEMINI_EXIT = { auth: 41, input: 42, config: 52, quota: 173 };
+var GEMINI_DEFAULT_MODEL = "gemini-2.5-pro";
+var ARG_LIMIT2 = 1e5;
+var TOOL_MAP = {
+  Read: ["read_file", "read_many_files"],
+  Write: ["write_file"],
+  Edit: ["replace"],
+  MultiEdit: ["replace"],
+  Glob: ["glob"],
+  Grep: ["grep_search"],
+  LS: ["list_directory"],
+  Bash: ["run_shell_command"],
+  TodoWrite: ["write_todos"],
+  WebFetch: ["web_fetch"],
+  WebSearch: ["google_web_search"]
+};
+var GEMINI_EXCLUDED = ["invoke_agent", "ask_user", "enter_plan_mode", "exit_plan_mode"];
+function geminiTools(allowedTools) {
+  const out = /* @__PURE__ */ new Set();
+  for (const t of allowedTools) for (const g of TOOL_MAP[t.replace(/\(.*$/, "")] ?? []) out.add(g);
+  return [...out];
+}
+var isObject = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
+function merge(base, over) {
+  const out = { ...base };
+  for (const [k, v] of Object.entries(over)) out[k] = isObject(v) && isObject(base[k]) ? merge(base[k], v) : v;
+  return out;
+}
+function geminiSettings(o = {}) {
+  return {
+    security: { auth: { selectedType: "gemini-api-key" }, folderTrust: { enabled: false } },
+    tools: { ...o.tools ? { core: o.tools } : {}, exclude: GEMINI_EXCLUDED },
+    privacy: { usageStatisticsEnabled: false },
+    telemetry: { enabled: false },
+    general: {
+      enableAutoUpdate: false,
+      enableAutoUpdateNotification: false,
+      ...o.maxAttempts !== void 0 ? { maxAttempts: o.maxAttempts } : {}
+    }
+  };
+}
+var geminiSettingsPath = (home) => path8.join(home, ".gemini", "settings.json");
+function writeGeminiSettings(home, settings, base = {}) {
+  const file = geminiSettingsPath(home);
+  mkdirSync2(path8.dirname(file), { recursive: true });
+  writeFileSync(file, `${JSON.stringify(merge(base, settings), null, 2)}
+`);
+  return file;
+}
+function runnerSettings(env) {
+  const home = env.GEMINI_CLI_HOME || env.HOME;
+  if (!home || !existsSync3(geminiSettingsPath(home))) return {};
+  try {
+    const parsed = JSON.parse(readFileSync(geminiSettingsPath(home), "utf8"));
+    return isObject(parsed) ? parsed : {};
+  } catch {
+    return {};
+  }
+}
+function geminiHome(input) {
+  return path8.join(input.forgeEnv.FORGE_SESSION_DIR ?? input.cwd, "home");
+}
+function geminiArgs(input) {
+  const viaStdin = Buffer.byteLength(input.prompt, "utf8") > ARG_LIMIT2;
+  const args = ["-p", viaStdin ? "Follow the instructions above." : input.prompt];
+  args.push("--approval-mode", "yolo", "--skip-trust", "-o", "stream-json", "-m", input.model || GEMINI_DEFAULT_MODEL);
+  for (const dir of sessionWritableDirs(input.cwd, input.forgeEnv)) args.push("--include-directories", dir);
+  if (input.resumeSession) args.push("-r", input.resumeSession);
+  return viaStdin ? { args, stdin: input.prompt } : { args };
+}
+var geminiAdapter = {
+  name: "gemini",
+  invocation(input) {
+    const home = geminiHome(input);
+    const settings = geminiSettings({ tools: geminiTools(input.allowedTools) });
+    writeGeminiSettings(home, settings, runnerSettings(input.parentEnv));
+    if (input.systemPrompt) writeFileSync(path8.join(home, ".gemini", "GEMINI.md"), `${input.systemPrompt}
+`);
+    const { args, stdin } = geminiArgs(input);
+    return {
+      command: input.binary ?? "gemini",
+      args,
+      env: {
+        ...pickEnv(input.parentEnv, [...GEMINI_ENV, ...input.passEnv]),
+        ...input.forgeEnv,
+        ...input.extraEnv,
+        GEMINI_CLI_HOME: home,
+        // One process: the CLI otherwise starts itself again as a child to raise its heap limit.
+        GEMINI_CLI_NO_RELAUNCH: "true"
+      },
+      ...stdin !== void 0 ? { stdin } : {}
+    };
+  },
+  parser: () => new GeminiStreamParser()
+};
+function toolSummary2(name, params) {
+  const p = isObject(params) ? params : {};
+  const target = p.file_path ?? p.absolute_path ?? p.path ?? p.command ?? p.pattern ?? p.dir_path ?? p.url ?? p.query;
+  return oneLine(`${name}${typeof target === "string" ? ` ${target}` : ""}`, 160);
+}
+var FORGE_TOOL = { write_file: "Write", replace: "Edit", run_shell_command: "Bash", read_file: "Read" };
+var GeminiStreamParser = class {
+  #turns = 0;
+  /** A model response starts with the next message or tool call (at the start, after tool results). */
+  #newTurn = true;
+  #text = "";
+  #lastText;
+  #sessionId;
+  #model;
+  #result;
+  #errors = [];
+  #open = /* @__PURE__ */ new Set();
+  stdoutLine(line) {
+    const t = line.trim();
+    if (!t) return [];
+    let e;
+    try {
+      const parsed = t.startsWith("{") ? JSON.parse(t) : void 0;
+      if (!isObject(parsed)) throw new Error("not an object");
+      e = parsed;
+    } catch {
+      return [{ kind: "output", summary: oneLine(line) }];
+    }
+    switch (e.type) {
+      case "init":
+        if (typeof e.session_id === "string") this.#sessionId = e.session_id;
+        if (typeof e.model === "string") this.#model = e.model;
+        return [{ kind: "system", summary: oneLine(`session started (model ${this.#model ?? "?"})`) }];
+      case "message": {
+        if (e.role !== "assistant" || typeof e.content !== "string") return [];
+        this.#startTurn();
+        this.#text += e.content;
+        this.#lastText = this.#text;
+        return [];
+      }
+      case "tool_use": {
+        const drafts = this.#flush();
+        this.#startTurn();
+        const name = String(e.tool_name ?? "tool");
+        if (typeof e.tool_id === "string") this.#open.add(e.tool_id);
+        drafts.push({ kind: "tool_use", tool: FORGE_TOOL[name] ?? name, summary: toolSummary2(name, e.parameters) });
+        return drafts;
+      }
+      case "tool_result": {
+        this.#newTurn = true;
+        if (typeof e.tool_id === "string") this.#open.delete(e.tool_id);
+        const err = isObject(e.error) ? String(e.error.message ?? "") : "";
+        const text = e.status === "error" ? `error: ${err || String(e.output ?? "")}` : String(e.output ?? "");
+        return [{ kind: "tool_result", summary: oneLine(text) }];
+      }
+      case "error": {
+        const msg = String(e.message ?? "error");
+        if (e.severity === "error") this.#errors.push(msg);
+        return [{ kind: "stderr", summary: oneLine(msg) }];
+      }
+      case "result":
+        return [...this.#flush(), this.#resultDraft(e)];
+      default:
+        return [{ kind: "system", summary: oneLine(String(e.type ?? "event")) }];
+    }
+  }
+  #startTurn() {
+    if (!this.#newTurn) return;
+    this.#turns++;
+    this.#newTurn = false;
+  }
+  /** The text the model streamed since the last tool call, as one progress event. */
+  #flush() {
+    if (!this.#text) return [];
+    const text = this.#text;
+    this.#text = "";
+    return [{ kind: "text", summary: oneLine(text) }];
+  }
+  #resultDraft(e) {
+    this.#result = e;
+    const stats = isObject(e.stats) ? e.stats : {};
+    const models = isObject(stats.models) ? Object.keys(stats.models) : [];
+    if (models.length > 0 && !this.#model) this.#model = models[0];
+    const input = typeof stats.input_tokens === "number" ? stats.input_tokens : void 0;
+    const output = typeof stats.output_tokens === "number" ? stats.output_tokens : void 0;
+    const tokens = input !== void 0 && output !== void 0 ? ` (${input} input, ${output} output tokens)` : "";
+    const error = isObject(e.error) ? String(e.error.message ?? e.error.type ?? "error") : "";
+    if (error) this.#errors.push(error);
+    const text = e.status === "error" ? `error: ${error}` : `done${tokens}${this.#lastText ? `: ${this.#lastText}` : ""}`;
+    return {
+      kind: "result",
+      summary: oneLine(text),
+      ...input !== void 0 && output !== void 0 && (input > 0 || output > 0) ? { tokens: { input, output } } : {}
+    };
+  }
+  stderrLine(line) {
+    return line.trim() ? [{ kind: "stderr", summary: oneLine(line) }] : [];
+  }
+  turns() {
+    return this.#turns;
+  }
+  busy() {
+    return this.#open.size > 0;
+  }
+  finish(exitCode) {
+    const r = this.#result;
+    const outcome = { ok: exitCode === 0 && r?.status === "success", turns: this.#turns };
+    if (this.#lastText !== void 0) outcome.result = this.#lastText;
+    if (this.#model) outcome.model = this.#model;
+    if (this.#sessionId) outcome.sessionId = this.#sessionId;
+    if (exitCode === GEMINI_EXIT.quota) outcome.apiErrorStatus = 429;
+    if (this.#errors.length > 0) outcome.errorText = this.#errors.join("\n");
+    else if (exitCode === 0 && !r) outcome.errorText = "gemini ended without a result event";
+    return outcome;
+  }
+};
+
 // src/agent/adapters/index.ts
-var ADAPTERS = { claude: claudeAdapter, codex: codexAdapter, command: commandAdapter };
+var ADAPTERS = {
+  claude: claudeAdapter,
+  codex: codexAdapter,
+  gemini: geminiAdapter,
+  command: commandAdapter
+};
 function adapterFor(name) {
   return ADAPTERS[name];
 }
 
 // src/agent/forge-shim.ts
-import { existsSync as existsSync3 } from "node:fs";
+import { existsSync as existsSync4 } from "node:fs";
 import { chmod as chmod2, mkdir as mkdir3, writeFile as writeFile2 } from "node:fs/promises";
-import path8 from "node:path";
+import path9 from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 function defaultForgeCli() {
   const bin = fileURLToPath2(new URL("../../bin/forge.js", import.meta.url));
   const main = fileURLToPath2(new URL("../../dist/cli/main.js", import.meta.url));
-  return existsSync3(bin) && existsSync3(main) ? { command: process.execPath, args: [bin] } : void 0;
+  return existsSync4(bin) && existsSync4(main) ? { command: process.execPath, args: [bin] } : void 0;
 }
 function shQuote(s) {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 async function writeForgeShim(dir, cli) {
   await mkdir3(dir, { recursive: true });
-  const file = path8.join(dir, "forge");
+  const file = path9.join(dir, "forge");
   await writeFile2(file, `#!/bin/sh
 exec ${[cli.command, ...cli.args].map(shQuote).join(" ")} "$@"
 `, "utf8");
@@ -1561,27 +1790,32 @@ import { randomBytes as randomBytes4 } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import net from "node:net";
 import { tmpdir } from "node:os";
-import path9 from "node:path";
+import path10 from "node:path";
 var HIERARCHY_ENV = {
   socket: "FORGE_HIERARCHY_SOCKET",
   ticket: "FORGE_HIERARCHY_TICKET"
 };
 var newTicket = () => randomBytes4(32).toString("hex");
 var HierarchyService = class _HierarchyService {
+  constructor(dir, server, cap) {
+    this.cap = cap;
+    this.#dir = dir;
+    this.socketPath = path10.join(dir, "s");
+    this.#server = server;
+  }
+  cap;
   socketPath;
   #dir;
   #server;
   #records = /* @__PURE__ */ new Map();
-  constructor(dir, server) {
-    this.#dir = dir;
-    this.socketPath = path9.join(dir, "s");
-    this.#server = server;
-  }
-  /** Listens on a socket in a new private folder (mode 0700) under the system's temp folder. */
-  static async start() {
-    const dir = await mkdtemp(path9.join(tmpdir(), "forge-h-"));
+  /**
+   * Listens on a socket in a new private folder (mode 0700) under the system's temp folder. `cap`:
+   * the job's sub-agent cap (sub-agents.ts), a place taken for every spawn admitted.
+   */
+  static async start(cap) {
+    const dir = await mkdtemp(path10.join(tmpdir(), "forge-h-"));
     const server = net.createServer();
-    const service = new _HierarchyService(dir, server);
+    const service = new _HierarchyService(dir, server, cap);
     server.on("connection", (socket) => service.#serve(socket));
     await new Promise((resolve, reject) => {
       server.once("error", reject);
@@ -1640,6 +1874,8 @@ var HierarchyService = class _HierarchyService {
         depth,
         maxDepth
       };
+    const capped = this.cap?.take(depth, req.agentType);
+    if (capped) return { ok: false, code: "sub_agents_exceeded", message: capped, caller, depth, maxDepth };
     const facts = {
       ...req.agentType ? { agentType: req.agentType } : {},
       depth,
@@ -1706,7 +1942,15 @@ function askHierarchy(socketPath, req, timeoutMs = 1e4) {
 }
 
 // src/agent/spawn/prepare.ts
-var JOB_ENV = ["FORGE_RUN_ID", "FORGE_TASK_ID", "FORGE_ATTEMPT", "FORGE_BRANCH", "FORGE_BASE_REF", "FORGE_TASK_FILE"];
+var JOB_ENV = [
+  "FORGE_RUN_ID",
+  "FORGE_TASK_ID",
+  "FORGE_ATTEMPT",
+  "FORGE_BRANCH",
+  "FORGE_BASE_REF",
+  "FORGE_TASK_FILE",
+  MODELS_ENV
+];
 var ENV_VALUE_LIMIT = 1e5;
 async function prepare(sc) {
   const { options } = sc;
@@ -1730,7 +1974,7 @@ async function prepare(sc) {
   const reports = { ...defaultReportPaths(sc.sessionDir), ...options.reports };
   const allowedTools = (options.allowedTools ?? allowedToolsFor(options.agentType, options.adapter)).filter((t) => !FORBIDDEN_TOOLS.has(t));
   const forgeEnv = await agentForgeEnv(sc, reports, allowedTools, admitted);
-  const shimDir = forgeEnv.FORGE_CLI ? path10.dirname(forgeEnv.FORGE_CLI) : void 0;
+  const shimDir = forgeEnv.FORGE_CLI ? path11.dirname(forgeEnv.FORGE_CLI) : void 0;
   const adapter = adapterFor(options.adapter);
   let invocation;
   try {
@@ -1738,6 +1982,7 @@ async function prepare(sc) {
       prompt: options.prompt,
       ...options.systemPrompt ? { systemPrompt: options.systemPrompt } : {},
       ...options.model ? { model: options.model } : {},
+      ...options.modelTier ? { modelTier: options.modelTier } : {},
       cwd,
       allowedTools,
       ...options.maxTurns !== void 0 ? { maxTurns: options.maxTurns } : {},
@@ -1753,7 +1998,7 @@ async function prepare(sc) {
   } catch (err) {
     return { done: await finish(sc, 1, { error: { code: "bad_options", message: err.message } }) };
   }
-  if (shimDir) invocation.env.PATH = [shimDir, invocation.env.PATH ?? ""].filter(Boolean).join(path10.delimiter);
+  if (shimDir) invocation.env.PATH = [shimDir, invocation.env.PATH ?? ""].filter(Boolean).join(path11.delimiter);
   const deadline = options.deadline ?? sc.started.getTime() + (options.timeoutMs ?? 30 * 6e4);
   emit(sc, {
     kind: "start",
@@ -1788,9 +2033,12 @@ async function admit(sc) {
     }
     if (!answer.ok) {
       if (answer.depth !== void 0 && answer.maxDepth !== void 0)
-        sc.depthCheck = { depth: answer.depth, maxDepth: answer.maxDepth, ok: false, remaining: 0 };
+        sc.depthCheck = { depth: answer.depth, maxDepth: answer.maxDepth, ok: answer.code !== "depth_exceeded", remaining: 0 };
       if (answer.caller) sc.traceId = answer.caller.traceId;
-      return refuse(answer.code === "depth_exceeded" ? "depth_exceeded" : "spawn_not_allowed", answer.message);
+      return refuse(
+        answer.code === "depth_exceeded" || answer.code === "sub_agents_exceeded" ? answer.code : "spawn_not_allowed",
+        answer.message
+      );
     }
     sc.traceId = answer.traceId;
     sc.depthCheck = { depth: answer.depth, maxDepth: answer.maxDepth, ok: true, remaining: Math.max(0, answer.maxDepth - answer.depth) };
@@ -1812,12 +2060,16 @@ async function admit(sc) {
   }
   if (!sc.depthCheck.ok)
     return refuse("depth_exceeded", `spawn depth ${sc.depthCheck.depth} exceeds the budget of ${sc.depthCheck.maxDepth}`);
+  if (options.caller !== void 0) {
+    const capped = options.subAgents?.take(sc.depthCheck.depth, options.agentType);
+    if (capped) return refuse("sub_agents_exceeded", capped);
+  }
   return child;
 }
 async function startService(sc, child) {
   const { options, depthCheck } = sc;
   try {
-    sc.service = await HierarchyService.start();
+    sc.service = await HierarchyService.start(options.subAgents);
     child.ticket = sc.service.issue({
       ...options.agentType ? { agentType: options.agentType } : {},
       depth: depthCheck.depth,
@@ -1831,8 +2083,8 @@ async function startService(sc, child) {
 }
 async function agentForgeEnv(sc, reports, allowedTools, child) {
   const { options, sessionDir, depthCheck } = sc;
-  const promptFile = path10.join(sessionDir, "prompt.md");
-  const systemPromptFile = path10.join(sessionDir, "system-prompt.md");
+  const promptFile = path11.join(sessionDir, "prompt.md");
+  const systemPromptFile = path11.join(sessionDir, "system-prompt.md");
   await writeFile3(promptFile, sc.masker.mask(options.prompt), "utf8");
   if (options.systemPrompt) await writeFile3(systemPromptFile, sc.masker.mask(options.systemPrompt), "utf8");
   const forgeEnv = {
@@ -1862,6 +2114,7 @@ async function agentForgeEnv(sc, reports, allowedTools, child) {
     if (options.systemPrompt.length <= ENV_VALUE_LIMIT) forgeEnv.FORGE_SYSTEM_PROMPT = options.systemPrompt;
   }
   if (options.model) forgeEnv.FORGE_MODEL = options.model;
+  if (options.modelTier) forgeEnv.FORGE_MODEL_TIER = options.modelTier;
   if (options.agentType) forgeEnv.FORGE_AGENT_TYPE = options.agentType;
   if (child.ticket && child.socket) {
     forgeEnv[HIERARCHY_ENV.socket] = child.socket;
@@ -1869,35 +2122,40 @@ async function agentForgeEnv(sc, reports, allowedTools, child) {
   }
   if (options.maxTurns !== void 0) forgeEnv.FORGE_MAX_TURNS = String(options.maxTurns);
   const cli = options.forgeCli === false ? void 0 : typeof options.forgeCli === "string" ? { command: process.execPath, args: [options.forgeCli] } : options.forgeCli ?? defaultForgeCli();
-  if (cli) forgeEnv.FORGE_CLI = await writeForgeShim(path10.join(sessionDir, ".bin"), cli);
+  if (cli) forgeEnv.FORGE_CLI = await writeForgeShim(path11.join(sessionDir, ".bin"), cli);
   return forgeEnv;
 }
 
 // src/agent/spawn/run.ts
-import { mkdirSync as mkdirSync2 } from "node:fs";
+import { mkdirSync as mkdirSync3 } from "node:fs";
 import { stat as stat3 } from "node:fs/promises";
-import path12 from "node:path";
+import path13 from "node:path";
 
 // src/agent/agent-sessions.ts
 import { mkdir as mkdir4, readdir as readdir2, writeFile as writeFile4 } from "node:fs/promises";
-import path11 from "node:path";
+import path12 from "node:path";
 var AGENT_SESSION_DIR = "agent-session";
 var MAX_CARRIED_SESSION_BYTES = 8e6;
 var SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 function claudeConfigDir(env) {
-  return env.CLAUDE_CONFIG_DIR || (env.HOME ? path11.join(env.HOME, ".claude") : void 0);
+  return env.CLAUDE_CONFIG_DIR || (env.HOME ? path12.join(env.HOME, ".claude") : void 0);
 }
 function codexHome(env) {
-  return env.CODEX_HOME || (env.HOME ? path11.join(env.HOME, ".codex") : void 0);
+  return env.CODEX_HOME || (env.HOME ? path12.join(env.HOME, ".codex") : void 0);
 }
+function geminiDir(env) {
+  const home = env.GEMINI_CLI_HOME || env.HOME;
+  return home ? path12.join(home, ".gemini") : void 0;
+}
+var geminiProjectDir = (cwd) => (path12.basename(cwd) || "project").toLowerCase().replace(/[^a-z0-9]/g, "-").replace(/-+/g, "-").replace(/^-|-$/g, "") || "project";
 var claudeProjectDir = (cwd) => cwd.replace(/[^A-Za-z0-9]/g, "-");
 async function findFile(dir, match, depth) {
   const entries = await readdir2(dir, { withFileTypes: true }).catch(() => []);
-  for (const e of entries) if (e.isFile() && match(e.name)) return path11.join(dir, e.name);
+  for (const e of entries) if (e.isFile() && match(e.name)) return path12.join(dir, e.name);
   if (depth <= 0) return void 0;
   for (const e of entries) {
     if (!e.isDirectory()) continue;
-    const found = await findFile(path11.join(dir, e.name), match, depth - 1);
+    const found = await findFile(path12.join(dir, e.name), match, depth - 1);
     if (found) return found;
   }
   return void 0;
@@ -1906,22 +2164,28 @@ async function sessionFileOf(adapter, env, id) {
   if (!SAFE_ID.test(id)) return void 0;
   if (adapter === "claude") {
     const dir = claudeConfigDir(env);
-    return dir ? findFile(path11.join(dir, "projects"), (n) => n === `${id}.jsonl`, 1) : void 0;
+    return dir ? findFile(path12.join(dir, "projects"), (n) => n === `${id}.jsonl`, 1) : void 0;
   }
   if (adapter === "codex") {
     const dir = codexHome(env);
-    return dir ? findFile(path11.join(dir, "sessions"), (n) => n.startsWith("rollout-") && n.endsWith(`-${id}.jsonl`), 4) : void 0;
+    return dir ? findFile(path12.join(dir, "sessions"), (n) => n.startsWith("rollout-") && n.endsWith(`-${id}.jsonl`), 4) : void 0;
+  }
+  if (adapter === "gemini") {
+    const dir = geminiDir(env);
+    const short = id.slice(0, 8);
+    return dir ? findFile(path12.join(dir, "tmp"), (n) => n.startsWith("session-") && n.endsWith(`-${short}.jsonl`), 2) : void 0;
   }
   return void 0;
 }
 async function carrySession(adapter, env, id, sessionDir, masker) {
   const file = await sessionFileOf(adapter, env, id);
   if (!file) return { why: "the CLI left no conversation file" };
-  const buf = await readAgentFile(path11.dirname(file), file, { maxBytes: MAX_CARRIED_SESSION_BYTES }).catch((e) => e);
+  const buf = await readAgentFile(path12.dirname(file), file, { maxBytes: MAX_CARRIED_SESSION_BYTES }).catch((e) => e);
   if (buf instanceof Error) return { why: `its conversation was not carried: ${buf.message}` };
   if (!buf) return { why: "its conversation file could not be read" };
-  const dest = path11.join(sessionDir, AGENT_SESSION_DIR, `${adapter}-${path11.basename(file)}`);
-  await mkdir4(path11.dirname(dest), { recursive: true });
+  const name = adapter === "gemini" ? `session-${id}.jsonl` : path12.basename(file);
+  const dest = path12.join(sessionDir, AGENT_SESSION_DIR, `${adapter}-${name}`);
+  await mkdir4(path12.dirname(dest), { recursive: true });
   await writeFile4(dest, scrubSession(buf.toString("utf8"), masker));
   return { file: dest };
 }
@@ -1944,15 +2208,18 @@ async function restoreSession(adapter, carried, carriedName, env, cwd, id) {
   let dest;
   if (adapter === "claude") {
     const dir = claudeConfigDir(env);
-    if (dir) dest = path11.join(dir, "projects", claudeProjectDir(cwd), `${id}.jsonl`);
+    if (dir) dest = path12.join(dir, "projects", claudeProjectDir(cwd), `${id}.jsonl`);
   } else if (adapter === "codex") {
     const dir = codexHome(env);
     const name = carriedName.replace(/^codex-/, "");
     const date = /^rollout-(\d{4})-(\d{2})-(\d{2})T/.exec(name);
-    if (dir && date && name.endsWith(`-${id}.jsonl`)) dest = path11.join(dir, "sessions", date[1], date[2], date[3], name);
+    if (dir && date && name.endsWith(`-${id}.jsonl`)) dest = path12.join(dir, "sessions", date[1], date[2], date[3], name);
+  } else if (adapter === "gemini") {
+    const dir = geminiDir(env);
+    if (dir) dest = path12.join(dir, "tmp", geminiProjectDir(cwd), "chats", `session-${id}.jsonl`);
   }
   if (!dest) return void 0;
-  await mkdir4(path11.dirname(dest), { recursive: true });
+  await mkdir4(path12.dirname(dest), { recursive: true });
   await writeFile4(dest, carried);
   return dest;
 }
@@ -2124,7 +2391,7 @@ async function runAgentOnce(sc, p) {
   });
   if (isolated) await endIsolated(sc, isolated);
   const parsed = parser.finish(outcome.code);
-  if (parsed.sessionId && (options.adapter === "claude" || options.adapter === "codex")) {
+  if (parsed.sessionId && options.adapter !== "command") {
     const carried = await carrySession(options.adapter, env, parsed.sessionId, sc.sessionDir, sc.masker).catch((e) => ({
       why: e.message
     }));
@@ -2144,10 +2411,10 @@ async function runAgentOnce(sc, p) {
 function asIsolated(sc, p) {
   const user = sc.options.runAs;
   if (!user || process.getuid?.() === user.uid) return void 0;
-  const home = path12.join(sc.sessionDir, "home");
-  const tmp = path12.join(sc.sessionDir, "tmp");
-  mkdirSync2(home, { recursive: true });
-  mkdirSync2(tmp, { recursive: true });
+  const home = path13.join(sc.sessionDir, "home");
+  const tmp = path13.join(sc.sessionDir, "tmp");
+  mkdirSync3(home, { recursive: true });
+  mkdirSync3(tmp, { recursive: true });
   const env = {
     ...p.invocation.env,
     HOME: p.invocation.env.HOME && p.invocation.env.HOME !== process.env.HOME ? p.invocation.env.HOME : home,
@@ -2159,8 +2426,8 @@ function asIsolated(sc, p) {
   const dirs = [
     p.cwd,
     sc.sessionDir,
-    ...Object.values(p.reports).map((f) => path12.dirname(f)),
-    ...socket ? [path12.dirname(socket)] : [],
+    ...Object.values(p.reports).map((f) => path13.dirname(f)),
+    ...socket ? [path13.dirname(socket)] : [],
     ...env.HOME !== home ? [env.HOME] : []
   ];
   return { user, ...asAgentUser(user, p.invocation.command, p.invocation.args, env), env, dirs };
@@ -2182,7 +2449,7 @@ async function restoreCarried(sc, p, env) {
   const { resumeSession, resumeFile, adapter } = sc.options;
   if (!resumeSession || !resumeFile) return;
   const buf = await readAgentFile(resumeFile.root, resumeFile.path, { maxBytes: MAX_CARRIED_SESSION_BYTES }).catch(() => void 0);
-  const dest = buf ? await restoreSession(adapter, buf, path12.basename(resumeFile.path), env, p.cwd, resumeSession).catch(() => void 0) : void 0;
+  const dest = buf ? await restoreSession(adapter, buf, path13.basename(resumeFile.path), env, p.cwd, resumeSession).catch(() => void 0) : void 0;
   emit(sc, {
     kind: "system",
     summary: dest ? `resuming session ${resumeSession} from its carried conversation` : `resuming session ${resumeSession}: no carried conversation restored`
@@ -2316,13 +2583,13 @@ async function startSubWorktree(repoDir, parentBranch, sub, worktreeDir, parentM
   await gitOk(repoDir, ["worktree", "add", "--quiet", "-b", branch, worktreeDir, base]);
   return { repoDir, dir: worktreeDir, parentBranch, branch, base };
 }
-async function finishSubWorktree(wt, message, merge) {
+async function finishSubWorktree(wt, message, merge2) {
   await commitAll(wt.dir, message).catch(() => null);
   const head = (await git(wt.dir, ["rev-parse", "HEAD"])).stdout.trim() || wt.base;
   await git(wt.repoDir, ["worktree", "remove", "--force", wt.dir]);
   await git(wt.repoDir, ["worktree", "prune"]);
   const report = { branch: wt.branch, parent_branch: wt.parentBranch, head };
-  if (!merge.merge) return { ...report, merged: false, error: merge.reason };
+  if (!merge2.merge) return { ...report, merged: false, error: merge2.reason };
   const current = await git(wt.repoDir, ["symbolic-ref", "--quiet", "--short", "HEAD"]);
   if (current.stdout.trim() !== wt.parentBranch) {
     return {
@@ -2347,8 +2614,8 @@ async function finishSubWorktree(wt, message, merge) {
 }
 
 // src/core/plan/load.ts
-import { readFileSync, readdirSync as readdirSync2, statSync } from "node:fs";
-import path13 from "node:path";
+import { readFileSync as readFileSync2, readdirSync as readdirSync2, statSync } from "node:fs";
+import path14 from "node:path";
 var PlanNotFoundError = class extends Error {
   constructor(planDir, message) {
     super(message);
@@ -2361,7 +2628,7 @@ async function loadPlan(planDir) {
   return parsePlan(await readPlanSource(planDir));
 }
 async function readPlanSource(planDir) {
-  const dir = path13.resolve(planDir);
+  const dir = path14.resolve(planDir);
   const info = statSync(dir, { throwIfNoEntry: false });
   if (!info) throw new PlanNotFoundError(planDir, `plan folder ${planDir} does not exist`);
   if (!info.isDirectory()) throw new PlanNotFoundError(planDir, `${planDir} is not a folder`);
@@ -2370,7 +2637,7 @@ async function readPlanSource(planDir) {
   const unreadable = [];
   const read = (rel) => {
     try {
-      files.set(rel, readFileSync(path13.join(dir, rel), "utf8"));
+      files.set(rel, readFileSync2(path14.join(dir, rel), "utf8"));
     } catch (err) {
       const e = err;
       unreadable.push({ file: rel, message: `cannot be read: ${e.code ?? e.message}` });
@@ -2380,7 +2647,7 @@ async function readPlanSource(planDir) {
     if (top.isFile() && (top.name === "plan.md" || top.name === "dag.json")) read(top.name);
     else if (top.isDirectory() && (top.name === "tasks" || top.name === "overlays")) {
       dirs.add(top.name);
-      for (const entry of listDir(path13.join(dir, top.name), top.name, unreadable)) {
+      for (const entry of listDir(path14.join(dir, top.name), top.name, unreadable)) {
         const rel = `${top.name}/${entry.name}`;
         if (entry.isDirectory()) dirs.add(rel);
         else if (entry.name.endsWith(".md")) read(rel);
@@ -2390,17 +2657,17 @@ async function readPlanSource(planDir) {
       dirs.add("specs");
       let entries = [];
       try {
-        entries = readdirSync2(path13.join(dir, "specs"), { recursive: true, encoding: "utf8" });
+        entries = readdirSync2(path14.join(dir, "specs"), { recursive: true, encoding: "utf8" });
       } catch (err) {
         unreadable.push({ file: "specs/", message: `cannot be read: ${err.code ?? String(err)}` });
       }
       for (const rel of entries.sort()) {
-        if (statSync(path13.join(dir, "specs", rel), { throwIfNoEntry: false })?.isFile())
-          files.set(`specs/${rel.split(path13.sep).join("/")}`, "");
+        if (statSync(path14.join(dir, "specs", rel), { throwIfNoEntry: false })?.isFile())
+          files.set(`specs/${rel.split(path14.sep).join("/")}`, "");
       }
     }
   }
-  return { planId: path13.basename(dir), files, dirs, unreadable };
+  return { planId: path14.basename(dir), files, dirs, unreadable };
 }
 function listDir(dir, rel, unreadable) {
   try {

@@ -7370,83 +7370,6 @@ function formatProblem(p, options = {}) {
   return p.field !== void 0 ? `${where} ${p.field} \u2014 ${p.message}` : `${where} \u2014 ${p.message}`;
 }
 
-// src/core/exit-codes.ts
-var EXIT_CODES = {
-  SUCCESS: 0,
-  FAILURE: 1,
-  DEPTH_EXCEEDED: 2,
-  HUMAN_INPUT: 3,
-  NEEDS_REFINEMENT: 10,
-  NEEDS_ESCALATION: 11,
-  PARTIAL_SUCCESS: 12,
-  INTERRUPTED: 20,
-  TIMEOUT: 21
-};
-var ALL_EXIT_CODES = Object.values(EXIT_CODES);
-function isExitCode(n) {
-  return typeof n === "number" && ALL_EXIT_CODES.includes(n);
-}
-var EXIT_STATUS = {
-  0: "success",
-  1: "failure",
-  2: "depth_exceeded",
-  3: "human_input",
-  10: "needs_refinement",
-  11: "needs_escalation",
-  12: "partial",
-  20: "interrupted",
-  21: "timeout"
-};
-var MEANING = {
-  0: "success",
-  1: "failed",
-  2: "failed (depth budget spent; not retried)",
-  3: "waiting for a person",
-  10: "needs refinement",
-  11: "escalated (Change Request)",
-  12: "partial success",
-  20: "cancelled",
-  21: "timed out / stalled"
-};
-function exitMeaning(code) {
-  return isExitCode(code) ? MEANING[code] : `exit ${code}`;
-}
-function succeeded(code) {
-  return code === EXIT_CODES.SUCCESS || code === EXIT_CODES.PARTIAL_SUCCESS;
-}
-function interruptedOrTimedOut(code) {
-  return code === EXIT_CODES.INTERRUPTED || code === EXIT_CODES.TIMEOUT;
-}
-function abortsTheStage(code) {
-  return code === EXIT_CODES.DEPTH_EXCEEDED || interruptedOrTimedOut(code);
-}
-function needsOthers(code) {
-  return code === EXIT_CODES.HUMAN_INPUT || code === EXIT_CODES.NEEDS_REFINEMENT || code === EXIT_CODES.NEEDS_ESCALATION;
-}
-function retryable(code) {
-  return !(code === EXIT_CODES.DEPTH_EXCEEDED || code === EXIT_CODES.HUMAN_INPUT || code === EXIT_CODES.NEEDS_ESCALATION || code === EXIT_CODES.INTERRUPTED);
-}
-function signalStatusOf(code) {
-  return succeeded(code) ? "done" : code === EXIT_CODES.NEEDS_REFINEMENT ? "refine" : "fail";
-}
-function stageStatusOf(code) {
-  return code === EXIT_CODES.SUCCESS ? "success" : code === EXIT_CODES.PARTIAL_SUCCESS ? "partial" : "failure";
-}
-
-// src/core/plan/problem.ts
-function problem(at, rule, message) {
-  return {
-    file: at.file,
-    ...at.line !== void 0 && { line: at.line },
-    ...at.field !== void 0 && { field: at.field },
-    message,
-    rule
-  };
-}
-function sortProblems(problems) {
-  return problems.map((p, i) => ({ p, i })).sort((a, b) => (a.p.file < b.p.file ? -1 : a.p.file > b.p.file ? 1 : 0) || (a.p.line ?? 0) - (b.p.line ?? 0) || a.i - b.i).map(({ p }) => p);
-}
-
 // node_modules/zod/v4/classic/external.js
 var external_exports = {};
 __export(external_exports, {
@@ -27164,6 +27087,188 @@ function date4(params) {
   return _coercedDate(ZodDate, params);
 }
 
+// src/core/tiers.ts
+var TIER_NAMES = ["low", "medium", "high"];
+var MODEL_ROLES = ["implementer", "analyst", "verifier", "sentinel", "captain"];
+var DEFAULT_ROLE_TIERS = {
+  implementer: "high",
+  analyst: "medium",
+  verifier: "low",
+  sentinel: "low",
+  captain: "high"
+};
+var DEFAULT_TIER_MODELS = {
+  claude: { low: "haiku", medium: "sonnet", high: "opus" },
+  codex: { low: "gpt-5.5", medium: "gpt-5.5", high: "gpt-5.5" },
+  gemini: { low: "gemini-2.5-flash", medium: "gemini-2.5-pro", high: "gemini-2.5-pro" }
+};
+var STAGE_ROLES = {
+  plan: "analyst",
+  walkthrough: "analyst",
+  verify: "verifier",
+  validate: "verifier",
+  test: "verifier",
+  sentinel: "sentinel"
+};
+function modelRoleOf(kind, stage) {
+  if (kind === "sentinel" || kind.startsWith("sentinel-")) return "sentinel";
+  if (kind === "captain") return "captain";
+  const base = stage?.replace(/-retry$/, "");
+  return (base !== void 0 ? STAGE_ROLES[base] : void 0) ?? "implementer";
+}
+var MODEL_ID = /^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,127}(\[1m\])?$/;
+function isTierName(value) {
+  return TIER_NAMES.includes(value);
+}
+function tierOf(spec) {
+  if (isTierName(spec)) return spec;
+  const m = /^([a-z]+)-tier$/.exec(spec);
+  return m ? m[1] : void 0;
+}
+function modelSpecProblem(spec) {
+  const tier = tierOf(spec);
+  if (tier !== void 0 && !isTierName(tier)) return `unknown tier '${spec}': use ${TIER_NAMES.join(", ")} or a model id`;
+  if (tier === void 0 && !MODEL_ID.test(spec))
+    return `'${spec}' is neither a tier (${TIER_NAMES.join(", ")}) nor a model id (letters, digits and . _ : / @ -, not starting with -)`;
+  return void 0;
+}
+var modelSpecSchema = external_exports.string().min(1).superRefine((v, ctx) => {
+  const problem2 = modelSpecProblem(v);
+  if (problem2) ctx.addIssue({ code: "custom", message: problem2 });
+}).describe("A tier (low, medium, high) or a model id.");
+function onAnthropicApi(env) {
+  const base = env.ANTHROPIC_BASE_URL;
+  if (base && !/^https:\/\/api\.anthropic\.com(\/|$)/.test(base)) return false;
+  return env.CLAUDE_CODE_USE_VERTEX !== "1" && env.CLAUDE_CODE_USE_BEDROCK !== "1";
+}
+function longContextModel(model) {
+  return model.endsWith("[1m]") || /haiku/i.test(model) ? model : `${model}[1m]`;
+}
+function modelPlan(adapter, agent, opts = {}) {
+  const roles = {};
+  for (const role of MODEL_ROLES) {
+    const own2 = agent.models?.[role];
+    roles[role] = own2 !== void 0 ? { spec: own2, source: "role" } : agent.model !== void 0 ? { spec: agent.model, source: "agent.model" } : { spec: DEFAULT_ROLE_TIERS[role], source: "default" };
+  }
+  const longContext = agent.long_context === true && adapter === "claude" && opts.anthropicApi !== false;
+  return { adapter, roles, tiers: { ...DEFAULT_TIER_MODELS[adapter], ...agent.tiers?.[adapter] }, ...longContext ? { longContext } : {} };
+}
+function specChoice(plan, spec, role, source) {
+  const long = (m) => plan.longContext ? longContextModel(m) : m;
+  const tier = tierOf(spec);
+  if (tier !== void 0 && isTierName(tier)) {
+    const model = plan.tiers[tier];
+    return { ...model !== void 0 ? { model: long(model) } : {}, tier, role, source };
+  }
+  return { model: long(spec), role, source };
+}
+function chooseModel(plan, kind, stage, own2 = {}) {
+  const role = modelRoleOf(kind, stage);
+  if (own2.stageSpec !== void 0) return specChoice(plan, own2.stageSpec, role, "stage");
+  if (own2.taskSpec !== void 0 && role === "implementer") return specChoice(plan, own2.taskSpec, role, "task");
+  const r = plan.roles[role];
+  return specChoice(plan, r.spec, role, r.source);
+}
+var MODELS_ENV = "FORGE_MODELS";
+function modelsEnvValue(plan) {
+  const out = {};
+  for (const role of MODEL_ROLES) {
+    const c = specChoice(plan, plan.roles[role].spec, role, plan.roles[role].source);
+    out[role] = { ...c.model !== void 0 ? { model: c.model } : {}, ...c.tier !== void 0 ? { tier: c.tier } : {} };
+  }
+  return JSON.stringify(out);
+}
+var envChoiceSchema = external_exports.record(
+  external_exports.enum(MODEL_ROLES),
+  external_exports.object({ model: external_exports.string().regex(MODEL_ID).optional(), tier: external_exports.enum(TIER_NAMES).optional() }).strict()
+);
+function modelFromEnv(value, kind) {
+  if (!value) return void 0;
+  try {
+    const parsed = envChoiceSchema.safeParse(JSON.parse(value));
+    return parsed.success ? parsed.data[modelRoleOf(kind)] : void 0;
+  } catch {
+    return void 0;
+  }
+}
+
+// src/core/exit-codes.ts
+var EXIT_CODES = {
+  SUCCESS: 0,
+  FAILURE: 1,
+  DEPTH_EXCEEDED: 2,
+  HUMAN_INPUT: 3,
+  NEEDS_REFINEMENT: 10,
+  NEEDS_ESCALATION: 11,
+  PARTIAL_SUCCESS: 12,
+  INTERRUPTED: 20,
+  TIMEOUT: 21
+};
+var ALL_EXIT_CODES = Object.values(EXIT_CODES);
+function isExitCode(n) {
+  return typeof n === "number" && ALL_EXIT_CODES.includes(n);
+}
+var EXIT_STATUS = {
+  0: "success",
+  1: "failure",
+  2: "depth_exceeded",
+  3: "human_input",
+  10: "needs_refinement",
+  11: "needs_escalation",
+  12: "partial",
+  20: "interrupted",
+  21: "timeout"
+};
+var MEANING = {
+  0: "success",
+  1: "failed",
+  2: "failed (depth budget spent; not retried)",
+  3: "waiting for a person",
+  10: "needs refinement",
+  11: "escalated (Change Request)",
+  12: "partial success",
+  20: "cancelled",
+  21: "timed out / stalled"
+};
+function exitMeaning(code) {
+  return isExitCode(code) ? MEANING[code] : `exit ${code}`;
+}
+function succeeded(code) {
+  return code === EXIT_CODES.SUCCESS || code === EXIT_CODES.PARTIAL_SUCCESS;
+}
+function interruptedOrTimedOut(code) {
+  return code === EXIT_CODES.INTERRUPTED || code === EXIT_CODES.TIMEOUT;
+}
+function abortsTheStage(code) {
+  return code === EXIT_CODES.DEPTH_EXCEEDED || interruptedOrTimedOut(code);
+}
+function needsOthers(code) {
+  return code === EXIT_CODES.HUMAN_INPUT || code === EXIT_CODES.NEEDS_REFINEMENT || code === EXIT_CODES.NEEDS_ESCALATION;
+}
+function retryable(code) {
+  return !(code === EXIT_CODES.DEPTH_EXCEEDED || code === EXIT_CODES.HUMAN_INPUT || code === EXIT_CODES.NEEDS_ESCALATION || code === EXIT_CODES.INTERRUPTED);
+}
+function signalStatusOf(code) {
+  return succeeded(code) ? "done" : code === EXIT_CODES.NEEDS_REFINEMENT ? "refine" : "fail";
+}
+function stageStatusOf(code) {
+  return code === EXIT_CODES.SUCCESS ? "success" : code === EXIT_CODES.PARTIAL_SUCCESS ? "partial" : "failure";
+}
+
+// src/core/plan/problem.ts
+function problem(at, rule, message) {
+  return {
+    file: at.file,
+    ...at.line !== void 0 && { line: at.line },
+    ...at.field !== void 0 && { field: at.field },
+    message,
+    rule
+  };
+}
+function sortProblems(problems) {
+  return problems.map((p, i) => ({ p, i })).sort((a, b) => (a.p.file < b.p.file ? -1 : a.p.file > b.p.file ? 1 : 0) || (a.p.line ?? 0) - (b.p.line ?? 0) || a.i - b.i).map(({ p }) => p);
+}
+
 // src/core/schemas/retry-policy.ts
 var RESUME_CLASSES = ["stale", "lost", "usage_limit", "budget", "failure", "refinement"];
 var way = external_exports.enum(["resume", "fresh"]);
@@ -27218,9 +27323,13 @@ var taskFrontmatterSchema = external_exports.object({
   spec: external_exports.string().optional().describe("Path of the spec (relative to the plan folder) the task implements."),
   artifacts: external_exports.array(external_exports.string()).optional().describe("Files the task is expected to produce."),
   paths: external_exports.array(external_exports.string().min(1)).optional().describe("Declared file scope (glob patterns); used to predict conflicts between tasks in flight."),
+  model: modelSpecSchema.optional().describe("A tier (low, medium, high) or a model id for this task's implementing sessions, over the config's (see docs/runner.md#model-tiers)."),
   test_command: external_exports.string().optional().describe("Command that verifies this task, overriding the config's test_command."),
   budget: taskBudgetSchema.optional().describe("The task's own caps, overriding the config's `budgets` (see docs/runner.md#budgets)."),
-  retry_policy: taskRetryPolicySchema.optional()
+  retry_policy: taskRetryPolicySchema.optional(),
+  sentinel: external_exports.boolean().optional().describe(
+    "false: no sentinel checks this task after its own stages, whatever the config's `sentinel.enabled` says; true: one does even when the config turns it off. A refinery verifies in its own stages and may not set it."
+  )
 }).strict().describe("A Forge task: YAML frontmatter of a task file.");
 var REMOVED_TASK_FIELDS = {
   base_ref: "is no longer supported: every task branch is cut from the run's integration branch, which holds the work of its dependencies; remove the field"
@@ -30666,7 +30775,7 @@ function checkFrontmatter(f, out, idRule, removed = {}) {
       out.push(problem(at, "removed-field", `${field} ${gone}`));
       continue;
     }
-    const rule = field === "id" && issue2.code === "invalid_format" ? idRule : "invalid-frontmatter";
+    const rule = field === "id" && issue2.code === "invalid_format" ? idRule : field === "model" && issue2.code === "custom" ? "unknown-model" : "invalid-frontmatter";
     out.push(problem(at, rule, issueMessage(issue2, f.raw)));
   }
   return true;
@@ -30701,6 +30810,7 @@ function collectTasks(plan, out) {
     const readable = checkFrontmatter(task, out, "bad-id", REMOVED_TASK_FIELDS);
     entries.push(taskEntry(task, readable));
     if (readable) checkSpec(task, specs, out);
+    if (readable) checkSentinel(task, out);
     checkSections(task, out);
   }
   const tasks = /* @__PURE__ */ new Map();
@@ -30752,6 +30862,16 @@ function checkSpec(task, specs, out) {
       { file: task.file, line: fieldLines(task).spec, field: "spec" },
       "unknown-spec",
       `spec ${JSON.stringify(spec)} is not a file of the plan (specs/\u2026)`
+    )
+  );
+}
+function checkSentinel(task, out) {
+  if (task.data?.type !== "refinery" || task.data.sentinel === void 0) return;
+  out.push(
+    problem(
+      { file: task.file, line: fieldLines(task).sentinel, field: "sentinel" },
+      "sentinel-on-refinery",
+      "a refinery verifies in its own test and fix stages (the sentinel loop); remove `sentinel`, or set `sentinel` in .github/forge.yml for the plan's tasks"
     )
   );
 }
@@ -31388,6 +31508,16 @@ export {
   zodProblems,
   formatProblem,
   external_exports,
+  TIER_NAMES,
+  MODEL_ROLES,
+  MODEL_ID,
+  modelSpecSchema,
+  onAnthropicApi,
+  modelPlan,
+  chooseModel,
+  MODELS_ENV,
+  modelsEnvValue,
+  modelFromEnv,
   RESUME_CLASSES,
   retryPolicySchema,
   taskRetryPolicySchema,

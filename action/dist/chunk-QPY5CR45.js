@@ -3,9 +3,13 @@ const require = __forgeCreateRequire(import.meta.url);
 import {
   ALL_EXIT_CODES,
   ID_PATTERN,
+  MODEL_ID,
+  MODEL_ROLES,
   RESUME_CLASSES,
+  TIER_NAMES,
   agentTypeSchema,
   external_exports,
+  modelSpecSchema,
   problem,
   require_dist,
   retryPolicySchema,
@@ -13,7 +17,7 @@ import {
   taskRetryPolicySchema,
   taskStatusSchema,
   zodProblems
-} from "./chunk-TXEOO65G.js";
+} from "./chunk-PJ3Z7AOS.js";
 import {
   __commonJS,
   __toESM
@@ -1905,7 +1909,7 @@ var checkRunName = (taskId) => `forge \xB7 ${taskId}`;
 var LABELS = { tracker: "forge:run", changeRequest: "forge:change-request", task: "forge:task" };
 
 // src/core/schemas/adapters.ts
-var ADAPTERS = ["claude", "codex", "command"];
+var ADAPTERS = ["claude", "codex", "gemini", "command"];
 
 // src/core/schemas/config.ts
 var forgeConfigSchema = external_exports.object({
@@ -1958,15 +1962,36 @@ var forgeConfigSchema = external_exports.object({
   }).prefault({}).describe("Time limits. The runner enforces the agent ones; the App enforces dispatch and liveness."),
   agent: external_exports.object({
     adapter: external_exports.enum(ADAPTERS).default("claude").describe("Which agent CLI runs tasks."),
-    model: external_exports.string().optional().describe("Model id or tier passed to the agent CLI."),
+    model: modelSpecSchema.optional().describe("A tier (low, medium, high) or a model id for every agent session without a model of its own (see docs/runner.md#model-tiers)."),
+    models: external_exports.object(Object.fromEntries(MODEL_ROLES.map((r) => [r, modelSpecSchema.optional()]))).strict().optional().describe(
+      "A tier or a model id per role: implementer (implement, work, fix, merge stages; default high), analyst (plan, walkthrough; medium), verifier (verify; low), sentinel (every sentinel role; low), captain (high). A role without one takes `model`, else its default tier."
+    ),
+    tiers: external_exports.partialRecord(
+      external_exports.enum(ADAPTERS),
+      external_exports.object(Object.fromEntries(
+        TIER_NAMES.map((t) => [t, external_exports.string().regex(MODEL_ID, "not a model id").optional().describe(`The model of the ${t} tier.`)])
+      )).strict()
+    ).optional().describe("The model of each tier, per adapter, over Forge's defaults (claude: haiku, sonnet, opus; codex: gpt-5.5 at low, medium and high reasoning effort; gemini: gemini-2.5-flash, gemini-2.5-pro, gemini-2.5-pro)."),
+    long_context: external_exports.boolean().default(false).describe(
+      "Claude Code on Anthropic's API: run its models in their 1M-token context variant (the `context-1m` beta; Haiku has none). Off for other providers (another ANTHROPIC_BASE_URL, Vertex, Bedrock) and other adapters."
+    ),
     command: external_exports.string().optional().describe("For adapter `command`: the executable to run (environment in, exit code and files out)."),
     max_turns: external_exports.number().int().positive().default(100).describe("Turn limit passed to the agent CLI."),
     max_depth: external_exports.number().int().min(1).max(10).default(3).describe("Spawn depth budget: how deep agent sessions may nest, the task agent's own session counting as 1, so 3 leaves two levels of sub-agents (see docs/runner.md#depth-budget)."),
+    max_sub_agents: external_exports.number().int().min(0).max(100).default(10).describe(
+      "Sub-agents one job may start in all, every depth counted (`forge spawn`, type 3's subtasks, the refinery's helpers); past it a spawn is refused with exit 2 and recorded in result.json's `sub_agents` (see docs/runner.md#sub-agent-cap)."
+    ),
     isolation: external_exports.enum(["auto", "user", "none"]).default("auto").describe(
       "Run agents and the test command as an OS user of their own (one per job, removed with its processes at the end), so they cannot read the job's token from the runner's processes (needs root or passwordless sudo, as GitHub's hosted runners have): `auto` when possible (else a warning), `user` always (else the job fails), `none` never (see docs/runner.md#isolation)."
     )
   }).prefault({}).describe("How the runner invokes agents."),
   test_command: external_exports.string().optional().describe("Command refineries (and tasks without their own) run to verify work, e.g. `npm test`."),
+  sentinel: external_exports.object({
+    enabled: external_exports.boolean().default(true).describe(
+      "After a type 1, 2 or 3 task's own stages, an agent of another role (the sentinel, which did not write the code) checks the work against the task's acceptance criteria and its test command; what it finds the implementer fixes, and it checks again (see docs/runner.md#the-task-sentinel). A task turns it off for itself with `sentinel: false`."
+    ),
+    max_cycles: external_exports.number().int().min(0).max(5).default(2).describe("Fixes the sentinel may ask for before the attempt ends with exit 10 and the sentinel's findings as its refinement document; the last fix is judged by a final check.")
+  }).strict().prefault({}).describe("Independent verification of every task (refineries verify in their own test and fix stages)."),
   branch_cleanup: external_exports.enum(["on_merge", "on_complete", "never"]).default("never").describe("When Forge deletes task branches: as each PR merges, when the run completes, or never (default: GitHub's 'Automatically delete head branches' setting does it for merged PRs without an API call)."),
   workflow: external_exports.string().default("forge-agent.yml").describe("File name of the agent workflow under .github/workflows/."),
   budgets: external_exports.object({
@@ -2115,6 +2140,29 @@ var resumeContextSchema = external_exports.object({
   depthUsed: external_exports.number().int().min(0).max(10).optional().describe("Spawn depth that attempt's sessions had used.")
 }).strict().describe("A resumed attempt (docs/executor.md#resuming): what it continues.");
 
+// src/core/live-progress.ts
+var liveProgressSchema = external_exports.object({
+  stage: external_exports.string().max(60).optional().describe("The stage running (absent: between stages)."),
+  turns: external_exports.number().int().min(0).max(1e6).optional().describe("The agent's turns so far."),
+  tool: external_exports.string().max(60).optional().describe("The last tool the agent called."),
+  beat: external_exports.string().max(40).describe("When the agent last showed progress (ISO-8601, the job's clock).")
+}).strip();
+var MARKER = /<!-- forge-live (\{[^\n]{0,1000}?\}) -->/;
+function liveProgressLine(p) {
+  return `<!-- forge-live ${JSON.stringify(p).replace(/</g, "\\u003c").replace(/>/g, "\\u003e")} -->`;
+}
+function parseLiveProgress(summary) {
+  const m = summary ? MARKER.exec(summary) : null;
+  if (!m) return void 0;
+  try {
+    const p = liveProgressSchema.safeParse(JSON.parse(m[1]));
+    if (!p.success || Number.isNaN(Date.parse(p.data.beat))) return void 0;
+    return p.data;
+  } catch {
+    return void 0;
+  }
+}
+
 // src/core/task-record.ts
 var holdSchema = external_exports.enum(["exhausted", "fatal", "human", "escalated", "cancelled", "budget", "blocked"]).describe(
   "exhausted: retries used up; fatal: exit 2; human: waiting for an answer (exit 3); escalated: waiting for a CR (exit 11); cancelled: exit 20 or /forge cancel; budget: stopped at its budget, waiting for /forge budget; blocked: a rule of the repository refused the job's push, waiting for a person to change it and /forge retry."
@@ -2132,6 +2180,9 @@ var revisionRecordSchema = external_exports.object({
   dispatchedAt: external_exports.string().describe("When this run was dispatched."),
   startedAt: external_exports.string().optional().describe("When its job was seen running."),
   lastHeartbeat: external_exports.string().optional().describe("Last sign of life of its job."),
+  progress: liveProgressSchema.optional().describe(
+    "The agent's latest progress as its job's live check run told it (stage, turns, last tool, last heartbeat), read by the reconciler; shown on the tracker while the task runs (see docs/runner.md#live-progress)."
+  ),
   workflowRunId: external_exports.number().int().optional().describe("Its job's workflow run."),
   priorRunId: external_exports.number().int().optional().describe("The previous revision's workflow run: a job at or before it is never this revision's."),
   walkthroughSha: external_exports.string().optional().describe("head_sha claimed by this run's walkthrough."),
@@ -2320,18 +2371,20 @@ var STAGE_NAMES = [
   "test",
   "fix",
   "write",
-  "validate"
+  "validate",
+  "sentinel"
 ];
 var STAGES_FOR = {
-  "1": ["single", "implement", "verify", "walkthrough"],
-  "2": ["single", "implement", "verify", "walkthrough"],
-  "3": ["single", "plan", "work", "implement", "verify", "walkthrough"],
+  "1": ["single", "implement", "verify", "walkthrough", "sentinel"],
+  "2": ["single", "implement", "verify", "walkthrough", "sentinel"],
+  "3": ["single", "plan", "work", "implement", "verify", "walkthrough", "sentinel"],
   refinery: ["single", "merge", "test", "fix", "verify", "walkthrough"],
   captain: ["single", "write", "validate", "walkthrough"]
 };
 function isStageOf(type, stage2) {
   return STAGES_FOR[type].includes(stage2);
 }
+var SENTINEL_TYPES = ["1", "2", "3"];
 var DEFAULT_STAGES = {
   "1": ["implement", "verify", "walkthrough"],
   "2": ["implement", "verify", "walkthrough"],
@@ -3032,8 +3085,16 @@ var walkthroughFrontmatterSchema = external_exports.object({
   ).default([]).describe("Tests the agent ran and their results."),
   risks: external_exports.array(external_exports.string()).default([]).describe("Risks the reviewer should know; each becomes a warning event."),
   followups: external_exports.array(external_exports.string()).default([]).describe("Work left for later; bug-like ones spawn follow-up agents."),
-  agent: external_exports.string().optional().describe("Agent adapter that did the work (claude, codex, command)."),
+  agent: external_exports.string().optional().describe("Agent adapter that did the work (claude, codex, gemini, command)."),
   model: external_exports.string().optional().describe("Model used, where known."),
+  models: external_exports.array(
+    external_exports.object({
+      stage: external_exports.string().min(1).describe("The stage."),
+      role: external_exports.enum(MODEL_ROLES).describe("Its sessions' role (implementer, analyst, verifier, sentinel, captain)."),
+      tier: external_exports.enum(TIER_NAMES).optional().describe("The tier the model came from, when it came from one."),
+      model: external_exports.string().optional().describe("The model asked of the CLI (absent: the CLI's own default).")
+    }).strict()
+  ).max(32).optional().describe("The model of each stage the attempt ran, as the runner chose it (see docs/runner.md#model-tiers)."),
   cost_usd: external_exports.number().min(0).optional().describe("Model cost in US dollars, where known."),
   turns: external_exports.number().int().min(0).optional().describe("Agent turns used, where known.")
 }).strict().describe("A task walkthrough: what the agent did, for reviewers and for the executor's review.");
@@ -3080,6 +3141,13 @@ var agentResultSchema = external_exports.object({
     output: external_exports.number().int().min(0).describe("Output tokens.")
   }).optional().describe("Model tokens of the attempt, where the adapter or the runner's model proxy counted them."),
   agent_ms: external_exports.number().int().min(0).optional().describe("How long the agent ran (milliseconds), by the job's clock."),
+  sentinel: external_exports.object({
+    role: external_exports.literal("sentinel").describe("The role that checked the work: never the implementer's."),
+    grade: external_exports.enum(["PASS", "WARN", "FAIL"]).describe("The verdict: FAIL ends the attempt with exit 10 and the findings as its refinement document."),
+    cycles: external_exports.number().int().min(0).describe("Checks that found something to fix, or that passed (the final check after the last fix is not one)."),
+    fixes: external_exports.number().int().min(0).describe("Fix sessions of the implementer the sentinel's findings started."),
+    blocking_counts: external_exports.array(external_exports.number().int().min(0)).describe("Blocking problems after each check, in order.")
+  }).strict().optional().describe("The task sentinel's verdict (see docs/runner.md#the-task-sentinel), when its stage ran to one."),
   checkpoint: checkpointSchema.optional().describe(
     "The runner's last checkpoint of the attempt: the stages done and pending, the depth used, the agent CLI's session and the head pushed. The App checks it before a retry resumes from it; one that does not hold is refused and the retry starts fresh (see docs/executor.md#resuming)."
   ),
@@ -3089,6 +3157,19 @@ var agentResultSchema = external_exports.object({
     spent_usd: external_exports.number().min(0).optional().describe("Dollars spent when the agent was stopped."),
     spent_tokens: external_exports.number().int().min(0).optional().describe("Tokens used when the agent was stopped.")
   }).strict().optional().describe("The runner stopped the agent when it crossed the attempt's budget (exit 20); its work is committed and pushed."),
+  sub_agents: external_exports.object({
+    limit: external_exports.number().int().min(0).describe("The job's cap (`agent.max_sub_agents`)."),
+    spawned: external_exports.number().int().min(0).describe("Sub-agents started, every depth counted."),
+    refused: external_exports.number().int().min(0).describe("Spawns refused because the cap was reached (exit 2, `sub_agents_exceeded`)."),
+    refusals: external_exports.array(
+      external_exports.object({
+        at: external_exports.string().describe("When (ISO-8601)."),
+        agentType: external_exports.string().optional().describe("The type asked for."),
+        depth: external_exports.number().int().min(0).describe("Depth the sub-agent would have run at."),
+        message: external_exports.string().describe("What the spawn answered.")
+      }).strict()
+    ).optional().describe("The first refusals (at most 20).")
+  }).strict().optional().describe("Sub-agents of the attempt against the job's cap (see docs/runner.md#sub-agent-cap)."),
   proxy: external_exports.object({
     requests: external_exports.number().int().min(0).describe("Model answers that reported usage."),
     input_tokens: external_exports.number().int().min(0).describe("Input tokens, cache reads and writes included."),
@@ -3178,6 +3259,8 @@ export {
   CHECKPOINT_VERSION,
   checkpointSchema,
   resumeContextSchema,
+  liveProgressLine,
+  parseLiveProgress,
   squashUpstreamSchema,
   newTask,
   newAttempt,
@@ -3221,6 +3304,7 @@ export {
   STAGED_AGENT_TYPES,
   STAGE_NAMES,
   isStageOf,
+  SENTINEL_TYPES,
   DEFAULT_STAGES,
   asData,
   fenceFor,
