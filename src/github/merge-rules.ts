@@ -204,8 +204,13 @@ export function cachedBranchRules(
   read: () => Promise<BranchRule[]>,
 ): Promise<{ method: MergeMethod; rules: BranchRule[] }> {
   return branchRules.get(owner, branch, now, ttlMs, async () => {
-    const rules = await read().catch(() => []);
-    const list = Array.isArray(rules) ? rules : [];
+    let list: BranchRule[] = [];
+    try {
+      const rules = await read();
+      if (Array.isArray(rules)) list = rules;
+    } catch {
+      // unread (or a port that cannot read rules): no rules, a merge commit
+    }
     return { method: mergeMethodFor(list), rules: list };
   });
 }

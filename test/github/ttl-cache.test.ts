@@ -58,6 +58,11 @@ describe("each cache's rule for a failed read", () => {
     const linear = async () => [{ type: "required_linear_history" }];
     expect((await cachedBranchRules(owner, "main", 1020, 1000, linear)).method).toBe("squash");
     expect((await cachedBranchRules(owner, "dev", 1020, 1000, async () => [])).method).toBe("merge");
+    // A port that cannot read rules at all (its read throws before any promise) counts as a failed read.
+    const noReader = (() => {
+      throw new TypeError("port.branchRules is not a function");
+    }) as () => Promise<[]>;
+    expect(await cachedBranchRules({}, "main", 0, 1000, noReader)).toEqual({ method: "merge", rules: [] });
   });
 
   it("ruleset names: a failed read throws and is not kept", async () => {
