@@ -15898,8 +15898,12 @@ var RULES_TTL_MS = 10 * 6e4;
 var branchRules = ttlCache();
 function cachedBranchRules(owner, branch, now, ttlMs, read) {
   return branchRules.get(owner, branch, now, ttlMs, async () => {
-    const rules = await read().catch(() => []);
-    const list = Array.isArray(rules) ? rules : [];
+    let list = [];
+    try {
+      const rules = await read();
+      if (Array.isArray(rules)) list = rules;
+    } catch {
+    }
     return { method: mergeMethodFor(list), rules: list };
   });
 }
