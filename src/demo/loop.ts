@@ -3,7 +3,9 @@
  * jobs' logs once the run is over: a person's `/forge retry` on a task's PR (the answer to its
  * agent's question) and the attempt it started; an attempt that stalled, went STALE and was resumed
  * on the same PR from the stage it stopped in, with its agent's session; and whether the agents ran
- * as their own OS user (`isolation: auto`, docs/runner.md#isolation) or the machine did not allow it.
+ * as their own OS user (`isolation: auto`, docs/runner.md#isolation) or the machine did not allow it;
+ * and the task sentinel (docs/runner.md#the-task-sentinel) checking every task after its own stages,
+ * catching what a multi-stage task's own verify let through and sending it back to be fixed.
  */
 import { execFileSync } from "node:child_process";
 import type { Octokit } from "@octokit/rest";
@@ -50,6 +52,15 @@ export interface DemoLoop {
     /** The run tracker's row for the task says the attempt resumed. */
     trackerSaysResumed: boolean;
     status: string;
+  };
+  /**
+   * The task sentinel: how many tasks' last attempts it checked (result.json's `sentinel`), and the
+   * task whose sentinel found a problem (FAIL), had it fixed and passed it on a later check.
+   */
+  sentinel?: {
+    checked: number;
+    passed: number;
+    caught?: { task: string; grade: string; cycles: number; fixes: number; status: string };
   };
   /** Whom the agents ran as: `agent.isolation: auto`, and what each Forge job's log says it did. */
   isolation: {
@@ -137,6 +148,15 @@ export async function readLoop(
       answerInPr: body.includes(`a person answered on the PR: ${asked.answer}`),
     };
   }
+  const checked = tasks.filter((t) => t.sentinel);
+  if (checked.length) {
+    const caught = checked.find((t) => t.sentinel!.fixes > 0);
+    out.sentinel = {
+      checked: checked.length,
+      passed: checked.filter((t) => t.sentinel!.grade !== "FAIL").length,
+      ...(caught ? { caught: { task: caught.id, ...caught.sentinel!, status: caught.status } } : {}),
+    };
+  }
   const stalled = tasks.find((t) => t.failures.some((f) => f.to === "STALE"));
   if (stalled) {
     const f = stalled.failures.find((x) => x.to === "STALE")!;
@@ -162,8 +182,8 @@ export async function readLoop(
   return out;
 }
 
-/** What the plan scripts of the loop (textkit: slugify asks, template stalls), which the demo then demands. */
-export function loopExpected(stages: PlanStages): { asks?: string; stalls?: string } {
+/** What the plan scripts of the loop (textkit: slugify asks, template stalls, its sentinel catches a gap), which the demo then demands. */
+export function loopExpected(stages: PlanStages): { asks?: string; stalls?: string; catches?: string } {
   const scripted = (id: string) => {
     try {
       return parseScriptedTask(stages.taskText(id) ?? "");
@@ -173,7 +193,8 @@ export function loopExpected(stages: PlanStages): { asks?: string; stalls?: stri
   };
   const asks = stages.dag.nodes.find((n) => Object.values(scripted(n.id)?.directives.attempts ?? {}).some((b) => b.outcome === "ask"))?.id;
   const stalls = stages.dag.nodes.find((n) => stallAt(stages.taskText(n.id)) !== undefined)?.id;
-  return { ...(asks ? { asks } : {}), ...(stalls ? { stalls } : {}) };
+  const catches = stages.dag.nodes.find((n) => scripted(n.id)?.directives.sentinel.grades.includes("FAIL"))?.id;
+  return { ...(asks ? { asks } : {}), ...(stalls ? { stalls } : {}), ...(catches ? { catches } : {}) };
 }
 
 /** Whether this machine lets a job create the agent's OS user: root, or passwordless sudo (docs/runner.md#isolation). */
@@ -205,6 +226,11 @@ export function loopProblems(loop: DemoLoop, expects: ReturnType<typeof loopExpe
       problems.push(`${stale.task}'s PR #${stale.pr ?? "?"} says nothing of the resumed attempt (no ## Resumed section)`);
     if (!stale.trackerSaysResumed) problems.push(`the tracker's row for ${stale.task} does not say it resumed`);
   }
+  const sentinel = loop.sentinel;
+  if (expects.catches && sentinel?.caught?.task !== expects.catches)
+    problems.push(`${expects.catches}'s sentinel never sent a problem back to be fixed`);
+  else if (sentinel?.caught && sentinel.caught.grade === "FAIL")
+    problems.push(`${sentinel.caught.task}'s sentinel still fails it after ${sentinel.caught.fixes} fix(es)`);
   if (isolates && loop.isolation.mode !== "user")
     problems.push(
       `this machine allows the agent its own OS user, but ${loop.isolation.jobs - loop.isolation.isolated} of ${loop.isolation.jobs} jobs ran it as the runner's user${loop.isolation.why ? ` (${loop.isolation.why})` : ""}`,
@@ -224,6 +250,11 @@ export function loopInWords(loop: DemoLoop): string[] {
   if (s)
     out.push(
       `Stalled: ${s.task}'s attempt ${s.staleAttempt} went silent${s.stage ? ` in ${s.stage}` : ""} and was stopped (STALE); attempt ${s.resumedAttempt} resumed it on ${s.samePr ? "the same PR" : "another PR"} #${s.pr ?? "?"}${s.skipped.length ? `, ${s.skipped.join(", ")} not run again` : ""}${s.session ? ", its agent's session resumed" : ""}; ${s.status}`,
+    );
+  const v = loop.sentinel;
+  if (v)
+    out.push(
+      `Sentinel: checked ${v.checked} task(s) after their own stages, ${v.passed} passed${v.caught ? `; on ${v.caught.task} it found a problem, the fix went back to the agent, and it ended ${v.caught.grade} (${v.caught.cycles} cycle(s), ${v.caught.fixes} fix(es)); ${v.caught.status}` : ""}`,
     );
   const i = loop.isolation;
   out.push(

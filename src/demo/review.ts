@@ -58,7 +58,8 @@ export class DemoReviewer {
       const r = { owner: DEMO_OWNER, repo: DEMO_REPO, pull_number: prNumber };
       const { data: pr } = await this.user.rest.pulls.get(r);
       if (pr.draft || pr.state !== "open") return;
-      const { data: files } = await this.user.rest.pulls.listFiles(r);
+      // Every page: the attempt's record (walkthrough, stages, sentinel, checkpoints) lists before src/.
+      const files = await this.user.paginate(this.user.rest.pulls.listFiles, { ...r, per_page: 100 });
       if (!files.some((f) => f.filename === REVIEW.path)) return;
       this.asking = true;
       try {

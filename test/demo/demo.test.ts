@@ -140,8 +140,9 @@ describe("forge demo", () => {
     // The final PR: integration branch → main; the merged work passes the project's own tests.
     expect(result.finalPr).toMatchObject({ head: `forge/${result.runId}/_integration`, base: "main" });
     expect(result.testsOnIntegration).toMatchObject({ ok: true, fail: 0 });
-    // version 1, case 3, slugify 2 + the follow-up's 1, truncate 2, words 2, pad 3, table 2, wrap 2, template 2.
-    expect(result.testsOnIntegration!.pass).toBe(20);
+    // version 1, case 3, slugify 2 + the follow-up's 1, truncate 2, words 2, pad 3, table 2, wrap 2,
+    // template 3 (its sentinel's fix adds one).
+    expect(result.testsOnIntegration!.pass).toBe(21);
     // Every job ran the real action, the Captain's included: 16, the two revisions (pad's review, truncate's CI fix), slugify's answered question and template's resumed attempt.
     expect(result.jobs.action).toBeGreaterThanOrEqual(20);
     expect(result.jobs.captain).toBe(1);
@@ -253,6 +254,13 @@ function checkLoop(result: DemoResult, err: string, failures: string): void {
     "Attempt 2 continued the work of attempt 1, which stalled or ran out of time, on the same branch (`forge/",
   );
   expect(err).toMatch(new RegExp(`template +PENDING +→ RUNNING +attempt 2 +resumes attempt 1 on #${template.pr} from stage verify`));
+  // Every task's last attempt was checked by its sentinel after its own stages; on template (type 2)
+  // it found a gap the task's own verify let through, the fix went back to the agent, and the second
+  // check passed it (examples/plans/textkit/tasks/template.md's `sentinel:` script).
+  const { sentinel } = result.loop;
+  expect(sentinel, JSON.stringify(result.loop)).toMatchObject({ caught: { task: "template", grade: "PASS", fixes: 1, status: "MERGED" } });
+  expect(template.sentinel, failures).toMatchObject({ grade: "PASS", fixes: 1 });
+  expect(sentinel!.checked).toBeGreaterThan(1);
   // The agents ran under `isolation: auto`: each job's agent as an OS user of its own where this
   // machine allows it (root or passwordless sudo), else the runner's user, said.
   expect(isolation.configured).toBe("auto");

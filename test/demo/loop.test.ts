@@ -32,9 +32,9 @@ describe("the demo agent's part of the loop", () => {
     expect(DEFAULT_ANSWER).toBe("Go ahead as the task says.");
   });
 
-  it("textkit scripts a question (slugify) and a stall in template's verify stage", async () => {
+  it("textkit scripts a question (slugify), a stall in template's verify stage and a gap template's sentinel catches", async () => {
     const stages = await loadPlanStages(DEFAULT_PLAN);
-    expect(loopExpected(stages)).toEqual({ asks: "slugify", stalls: "template" });
+    expect(loopExpected(stages)).toEqual({ asks: "slugify", stalls: "template", catches: "template" });
     expect(scriptedAnswer(stages.taskText("slugify"))).toBe("Keep digits: top-10-tips.");
     expect(stallAt(stages.taskText("template"))).toEqual({ attempt: 1, stage: "verify" });
   });
@@ -104,19 +104,22 @@ describe("the demo's reading of a resumed attempt", () => {
         trackerSaysResumed: true,
         status: "MERGED",
       },
+      sentinel: { checked: 9, passed: 9, caught: { task: "template", grade: "PASS", cycles: 2, fixes: 1, status: "MERGED" } },
       isolation: { configured: "auto", mode: "user", jobs: 20, isolated: 20, users: 20 },
     };
-    const expects = { asks: "slugify", stalls: "template" };
+    const expects = { asks: "slugify", stalls: "template", catches: "template" };
     expect(loopProblems(loop, expects, true)).toEqual([]);
     expect(loopInWords(loop)).toEqual([
       "Question: slugify's attempt 1 asked on #4; octocat answered there with `/forge retry slugify Keep digits.`; attempt 2 took the answer; MERGED",
       "Stalled: template's attempt 1 went silent in verify and was stopped (STALE); attempt 2 resumed it on the same PR #20, implement not run again, its agent's session resumed; MERGED",
+      "Sentinel: checked 9 task(s) after their own stages, 9 passed; on template it found a problem, the fix went back to the agent, and it ended PASS (2 cycle(s), 1 fix(es)); MERGED",
       "Isolation: agent.isolation auto — each of the 20 Forge jobs ran its agent as an OS user of its own (20 users, each removed with its job).",
     ]);
     const none = { ...loop.isolation, mode: "none" as const, isolated: 0, users: 0, why: "the agent cannot run as its own user here" };
     const broken: DemoLoop = {
       retryByComment: { ...loop.retryByComment!, answerInPr: false, retriedAttempt: undefined },
       staleResumed: { ...loop.staleResumed!, samePr: false, pr: 21, walkthrough: "", trackerSaysResumed: false },
+      sentinel: { checked: 9, passed: 8, caught: { task: "template", grade: "FAIL", cycles: 3, fixes: 2, status: "FAILED" } },
       isolation: none,
     };
     expect(loopProblems(broken, expects, true)).toEqual([
@@ -125,6 +128,7 @@ describe("the demo's reading of a resumed attempt", () => {
       "template's resumed attempt is on #21, not the stalled attempt's #20",
       "template's PR #21 says nothing of the resumed attempt (no ## Resumed section)",
       "the tracker's row for template does not say it resumed",
+      "template's sentinel still fails it after 2 fix(es)",
       "this machine allows the agent its own OS user, but 20 of 20 jobs ran it as the runner's user (the agent cannot run as its own user here)",
     ]);
     // A machine that does not allow it: the fallback is said, not a problem.
@@ -135,6 +139,7 @@ describe("the demo's reading of a resumed attempt", () => {
     expect(loopProblems({ isolation: loop.isolation }, expects, true)).toEqual([
       "slugify's question was never answered with /forge retry on its PR",
       "template never went STALE",
+      "template's sentinel never sent a problem back to be fixed",
     ]);
   });
 });
