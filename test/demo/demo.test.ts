@@ -140,8 +140,7 @@ describe("forge demo", () => {
     // The final PR: integration branch → main; the merged work passes the project's own tests.
     expect(result.finalPr).toMatchObject({ head: `forge/${result.runId}/_integration`, base: "main" });
     expect(result.testsOnIntegration).toMatchObject({ ok: true, fail: 0 });
-    // version 1, case 3, slugify 2 + the follow-up's 1, truncate 2, words 2, pad 3, table 2, wrap 2,
-    // template 3 (its sentinel's fix adds one).
+    // version 1, case 3, slugify 2 + follow-up 1, truncate 2, words 2, pad 3, table 2, wrap 2, template 3 (its sentinel's fix adds one).
     expect(result.testsOnIntegration!.pass).toBe(21);
     // Every job ran the real action, the Captain's included: 16, the two revisions (pad's review, truncate's CI fix), slugify's answered question and template's resumed attempt.
     expect(result.jobs.action).toBeGreaterThanOrEqual(20);
