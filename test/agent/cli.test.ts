@@ -86,7 +86,7 @@ describe("forge spawn", () => {
     const w = fakeWorld();
     for (const args of [
       ["spawn", "--adapter", "command", "--command", "x"],
-      ["spawn", "--prompt", "p", "--adapter", "gemini"],
+      ["spawn", "--prompt", "p", "--adapter", "opencode-unknown"],
       ["spawn", "--prompt", "p", "--agent-type", "7"],
       ["spawn", "--prompt", "p", "--output-format", "yaml"],
       ["spawn", "--prompt", "p", "--max-depth", "-1"],
