@@ -6,7 +6,7 @@
  * example plans, and no tests or sources.
  */
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -45,6 +45,9 @@ interface PackResult {
 }
 
 const work = mkdtempSync(path.join(tmpdir(), "forge-pack-test-"));
+// Readable as a project folder is (mkdtemp makes it 0700): the demo's agents run as OS users of their
+// own (`isolation: auto`), and they must read the installed package's scripted agent.
+chmodSync(work, 0o755);
 const project = path.join(work, "project");
 let packed: PackResult;
 let forge: string;
