@@ -61,9 +61,10 @@ describe("forge demo --plan", () => {
   it("exits 1 when every task merged but the plan's own checks fail on the integration branch", async () => {
     // wordfreq's first task alone, its test asking for the wrong words: the scripted agent writes it as
     // given (it runs no tests), the task merges, and the plan's test_command fails on the integration branch.
+    // Its sentinel is off (`sentinel: false`): on, it runs the task's test_command and sends the task back first.
     const dir = path.join(out, "plans", "redcheck");
     const task = readFileSync("examples/plans/wordfreq/tasks/tokenize.md", "utf8")
-      .replace("estimated_complexity: small\n", "estimated_complexity: small\ntest_command: node --test\n")
+      .replace("estimated_complexity: small\n", "estimated_complexity: small\ntest_command: node --test\nsentinel: false\n")
       .replace('["the", "cat", "the", "hat"]));', '["the", "dog"]));');
     expect(task).toContain('["the", "dog"]');
     mkdirSync(path.join(dir, "tasks"), { recursive: true });
