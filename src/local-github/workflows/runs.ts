@@ -116,14 +116,15 @@ export class WorkflowRuns {
     // and no executor sees the run.
     const refused = disallowedActionsError(repo, doc);
     if (refused) {
-      setImmediate(() => {
+      const fail = (): void => {
         for (const j of run.jobs) {
           dispatched.startJob(j.name);
           dispatched.log(j.name, `##[error]${refused}\n`);
           dispatched.completeJob(j.name, "failure");
         }
         dispatched.complete("startup_failure");
-      });
+      };
+      this.core.background("startup-failure", () => new Promise<void>((resolve) => setImmediate(() => resolve(fail()))));
       return;
     }
     if (this.handler) {
@@ -182,7 +183,8 @@ export class WorkflowRuns {
   private afterRunnerQueue(run: WorkflowRun, dispatched: DispatchedRun, start: () => void): void {
     const queuedMs = this.core.latency.sample("runnerQueue");
     if (queuedMs <= 0) {
-      setImmediate(start);
+      // Tracked as the local GitHub's background work, so that `sim.idle()` waits for the start.
+      this.core.background("runner-queue", () => new Promise<void>((resolve) => setImmediate(() => resolve(start()))));
       return;
     }
     const timer = this.core.clock.setTimeout(() => {
