@@ -157,6 +157,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/agent/codex.test.ts",
     "test/agent/codex-real.test.ts",
     "test/agent/gemini-real.test.ts",
+    "test/agent/chat-real.test.ts",
     "test/agent/resume-real.test.ts",
     "test/agent/hierarchy-service.test.ts",
     "test/agent/sub-agent-cap.test.ts",

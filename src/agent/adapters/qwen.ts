@@ -18,17 +18,20 @@
  *   and its report files' folders join the workspace its file tools may write in.
  * - Its home: QWEN_HOME (its `.qwen` folder: settings, conversations under
  *   `projects/<cwd with every other character a dash>/chats/<session id>.jsonl`) is the session home's
- *   `.qwen`; its settings turn telemetry, usage statistics and update checks off.
- * - Errors: the CLI retries 429s and 5xx itself; then a `result` with `is_error` and the API's
- *   message, and exit 1, which Forge's rate-limit check reads.
+ *   `.qwen`; its settings are the runner's own (its QWEN_HOME's or HOME's `.qwen/settings.json`) with
+ *   telemetry, usage statistics and update checks off on top.
+ * - Errors: the CLI retries 429s and 5xx itself (its OpenAI client honours `retry-after`, then it
+ *   tries the whole call again after a minute, `model.generationConfig.maxRetries` times, default 10);
+ *   then a `result` with `is_error` and `[API Error: 429 <the API's message>]`, and exit 1, which
+ *   Forge's rate-limit check reads.
  * The prompt goes on stdin when it is longer than one argument may be (`-p` is appended to stdin's input).
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pickEnv } from "../env.js";
 import { StreamJsonParser } from "./claude.js";
 import { sessionWritableDirs } from "./codex.js";
-import { mapTools, sessionHome, type Json } from "./headless.js";
+import { isObject, mapTools, mergeJson, sessionHome, type Json } from "./headless.js";
 import type { Adapter, AdapterInput, Invocation, ProgressDraft } from "./types.js";
 
 /** Variables Qwen Code's OpenAI auth reads: the key (the proxy's token) and the proxy's URL. */
@@ -81,6 +84,19 @@ export function qwenSettings(): Json {
   };
 }
 
+/** The runner's own settings (its QWEN_HOME's, else its HOME's `.qwen/settings.json`), under Forge's; `{}` when none or unreadable. */
+function runnerSettings(env: NodeJS.ProcessEnv): Json {
+  const dir = env.QWEN_HOME || (env.HOME ? path.join(env.HOME, ".qwen") : undefined);
+  const file = dir ? path.join(dir, "settings.json") : undefined;
+  if (!file || !existsSync(file)) return {};
+  try {
+    const parsed: unknown = JSON.parse(readFileSync(file, "utf8"));
+    return isObject(parsed) ? parsed : {};
+  } catch {
+    return {};
+  }
+}
+
 export function qwenArgs(
   input: Pick<AdapterInput, "prompt" | "systemPrompt" | "model" | "allowedTools" | "maxTurns" | "resumeSession" | "cwd"> & {
     forgeEnv?: Record<string, string>;
@@ -103,7 +119,8 @@ export const qwenAdapter: Adapter = {
   invocation(input: AdapterInput): Invocation {
     const home = qwenHome(input);
     mkdirSync(home, { recursive: true });
-    writeFileSync(path.join(home, "settings.json"), `${JSON.stringify(qwenSettings(), null, 2)}\n`);
+    const settings = mergeJson(runnerSettings(input.parentEnv), qwenSettings());
+    writeFileSync(path.join(home, "settings.json"), `${JSON.stringify(settings, null, 2)}\n`);
     const { args, stdin } = qwenArgs(input);
     return {
       command: input.binary ?? "qwen",

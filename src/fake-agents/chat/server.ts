@@ -32,6 +32,8 @@ export interface ChatServerOptions {
 export interface ChatServer extends ScriptedServer<RecordedChatRequest, InjectedChatError> {
   /** The base URL, `/v1` included (what a client's `baseURL` is set to). */
   url: string;
+  /** Drops the errors not answered yet (a limit that has ended). */
+  clearErrors(): void;
 }
 
 const ERROR_TYPES: Record<number, { type: string; code: string | null }> = {
@@ -171,6 +173,7 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
     turns: () => requests.filter((r) => r.kind === "main"),
     exhausted: () => exhausted,
     failNext: (error) => void pendingErrors.unshift({ ...error }),
+    clearErrors: () => void pendingErrors.splice(0),
     close,
   };
 }
