@@ -48,7 +48,8 @@ const CLIS: Cli[] = [
   {
     adapter: "opencode",
     binary: opencodeBinary,
-    model: "gpt-5.5",
+    // Not a gpt-* id: opencode gives those apply_patch in place of write and edit.
+    model: "forge-coder",
     write: opencodeTools.write,
     edit: opencodeTools.edit,
     shell: opencodeTools.bash,
