@@ -207,6 +207,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/demo/demo-plans.test.ts",
     "test/demo/demo-claude.test.ts",
     "test/demo/demo-gemini.test.ts",
+    "test/demo/demo-chat.test.ts",
     "test/package/pack.test.ts",
     "test/package/release.test.ts",
     "test/chaos/chaos.test.ts",

@@ -261,7 +261,8 @@ describe.each(CLIS)("$adapter adapter with the real CLI", (cli) => {
       ],
     });
     const events: ProgressEvent[] = [];
-    const idleMs = 20_000;
+    // opencode prints nothing until its first model call ends: its start on a busy machine must fit in.
+    const idleMs = 45_000;
     const r = await spawnAgent({
       adapter: cli.adapter,
       binary: cli.binary(),
@@ -278,9 +279,10 @@ describe.each(CLIS)("$adapter adapter with the real CLI", (cli) => {
     expect(r).toMatchObject({ exitCode: 21, status: "timeout", timedOut: "idle", error: { code: "idle_timeout" } });
     expect(readFileSync(written, "utf8")).toBe("partial work\n");
     expect(server.turns().map((t) => t.turn)).toEqual([0, 1]);
-    const lastOutput = Date.parse(events.filter((e) => e.kind !== "exit").at(-1)!.at);
-    expect(Date.parse(r.finishedAt) - lastOutput).toBeGreaterThanOrEqual(idleMs - 100);
-  }, 150_000);
+    // Silent for the idle limit before the kill (a CLI may print as it is stopped).
+    const times = [...events.filter((e) => e.kind !== "exit").map((e) => Date.parse(e.at)), Date.parse(r.finishedAt)].sort((a, b) => a - b);
+    expect(Math.max(...times.slice(1).map((t, i) => t - times[i]!))).toBeGreaterThanOrEqual(idleMs - 100);
+  }, 200_000);
 
   it("backs off when the model answers 429 past the CLI's own tries, and succeeds on the next run", async () => {
     server = await startChatServer({

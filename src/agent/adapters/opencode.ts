@@ -93,7 +93,14 @@ export function opencodeConfig(o: { baseUrl: string; model: string; tools: strin
     small_model: model,
     enabled_providers: [OPENCODE_PROVIDER],
     tools: Object.fromEntries(ALL_TOOLS.map((t) => [t, o.tools.includes(t)])),
-    permission: { edit: "allow", bash: "allow", webfetch: "allow", external_directory: "allow", doom_loop: "allow" },
+    // A permission that allows a tool brings it back even when `tools` turns it off: only the kind's tools are allowed.
+    permission: {
+      edit: o.tools.includes("edit") || o.tools.includes("write") ? "allow" : "deny",
+      bash: o.tools.includes("bash") ? "allow" : "deny",
+      webfetch: o.tools.includes("webfetch") ? "allow" : "deny",
+      external_directory: "allow",
+      doom_loop: "allow",
+    },
     ...(o.instructions ? { instructions: [o.instructions] } : {}),
     share: "disabled",
     autoupdate: false,
