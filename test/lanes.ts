@@ -124,6 +124,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/security/state-branch-ruleset.test.ts",
     "test/agent/model-proxy.test.ts",
     "test/agent/gemini-proxy.test.ts",
+    "test/agent/chat-proxy.test.ts",
     "test/agent/gemini-adapter.test.ts",
     // git on real repositories, nothing else started.
     "test/action/captain.test.ts",
