@@ -251,7 +251,9 @@ describe.each(CLIS)("$adapter adapter with the real CLI", (cli) => {
     });
     console.log(`real ${cli.adapter}, three-stage type-1 sequence: ${ms.toFixed(0)} ms`);
   }, 300_000);
+});
 
+describe.each(CLIS)("$adapter adapter with the real CLI: stalls, rate limits, quotas", (cli) => {
   it("kills a session whose model stops streaming (idle), keeping the file it already wrote", async () => {
     const written = path.join(repo, "partial.txt");
     server = await startChatServer({
