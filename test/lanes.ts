@@ -124,6 +124,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/security/state-branch-ruleset.test.ts",
     "test/agent/model-proxy.test.ts",
     "test/agent/gemini-proxy.test.ts",
+    "test/agent/chat-proxy.test.ts",
     "test/agent/gemini-adapter.test.ts",
     // git on real repositories, nothing else started.
     "test/action/captain.test.ts",
@@ -157,6 +158,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/agent/codex.test.ts",
     "test/agent/codex-real.test.ts",
     "test/agent/gemini-real.test.ts",
+    "test/agent/chat-real.test.ts",
     "test/agent/resume-real.test.ts",
     "test/agent/hierarchy-service.test.ts",
     "test/agent/sub-agent-cap.test.ts",
@@ -206,6 +208,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/demo/demo-plans.test.ts",
     "test/demo/demo-claude.test.ts",
     "test/demo/demo-gemini.test.ts",
+    "test/demo/demo-chat.test.ts",
     "test/package/pack.test.ts",
     "test/package/release.test.ts",
     "test/chaos/chaos.test.ts",

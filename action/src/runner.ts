@@ -307,8 +307,9 @@ function warnMissingKeys(adapter: ForgeConfig["agent"]["adapter"], input: Action
     core.warning(
       "agent.long_context is on, but Claude Code does not talk to Anthropic's API here (ANTHROPIC_BASE_URL, Vertex or Bedrock): the 1M-token context stays off.",
     );
-  if (adapter === "codex" && !input.openaiApiKey && !env.OPENAI_API_KEY)
-    core.warning("openai-api-key is empty and OPENAI_API_KEY is not set: Codex will not be able to call the model.");
+  const openaiAgent = { codex: "Codex", opencode: "opencode", qwen: "Qwen Code" }[adapter as string];
+  if (openaiAgent && !input.openaiApiKey && !env.OPENAI_API_KEY)
+    core.warning(`openai-api-key is empty and OPENAI_API_KEY is not set: ${openaiAgent} will not be able to call the model.`);
   if (adapter === "gemini" && !input.geminiApiKey && !env.GEMINI_API_KEY && !env.GOOGLE_API_KEY)
     core.warning("gemini-api-key is empty and GEMINI_API_KEY is not set: Gemini CLI will not be able to call the model.");
 }

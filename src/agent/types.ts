@@ -9,8 +9,8 @@ import type { TierName } from "../core/tiers.js";
 import type { SubAgentCap } from "./sub-agents.js";
 
 /** Agent adapters: Claude Code CLI, Codex CLI, Gemini CLI, or any executable. */
-export type AdapterName = "claude" | "codex" | "gemini" | "command";
-export const ADAPTER_NAMES: readonly AdapterName[] = ["claude", "codex", "gemini", "command"];
+export type AdapterName = "claude" | "codex" | "gemini" | "opencode" | "qwen" | "command";
+export const ADAPTER_NAMES: readonly AdapterName[] = ["claude", "codex", "gemini", "opencode", "qwen", "command"];
 
 /** Kinds of agents Forge spawns: the DAG's agent types, the Captain, and the sentinel roles. */
 export const AGENT_KINDS = [

@@ -3,12 +3,16 @@ import { claudeAdapter } from "./claude.js";
 import { codexAdapter } from "./codex.js";
 import { commandAdapter } from "./command.js";
 import { geminiAdapter } from "./gemini.js";
+import { opencodeAdapter } from "./opencode.js";
+import { qwenAdapter } from "./qwen.js";
 import type { Adapter } from "./types.js";
 
 export const ADAPTERS: Record<AdapterName, Adapter> = {
   claude: claudeAdapter,
   codex: codexAdapter,
   gemini: geminiAdapter,
+  opencode: opencodeAdapter,
+  qwen: qwenAdapter,
   command: commandAdapter,
 };
 
@@ -19,4 +23,6 @@ export function adapterFor(name: AdapterName): Adapter {
 export { claudeArgs, StreamJsonParser, CLAUDE_ENV } from "./claude.js";
 export { codexArgs, CodexJsonParser, CODEX_ENV } from "./codex.js";
 export { geminiArgs, GeminiStreamParser, GEMINI_ENV } from "./gemini.js";
+export { opencodeArgs, OpencodeJsonParser, OPENCODE_ENV } from "./opencode.js";
+export { qwenArgs, QwenStreamParser, QWEN_ENV } from "./qwen.js";
 export type { Adapter, AdapterInput, AdapterOutcome, Invocation, OutputParser, ProgressDraft } from "./types.js";

@@ -30,6 +30,8 @@ const INSTALL: Record<string, string> = {
   claude: "Claude Code: npm i -g @anthropic-ai/claude-code",
   codex: "Codex: npm i -g @openai/codex",
   gemini: "Gemini CLI: npm i -g @google/gemini-cli",
+  opencode: "opencode: npm i -g opencode-ai",
+  qwen: "Qwen Code: npm i -g @qwen-code/qwen-code",
 };
 
 /** Why the agent's process did not start: a command not found says so, and how to install it when Forge knows. */

@@ -186,7 +186,7 @@ export const forgeConfigSchema = z
               .strict(),
           )
           .optional()
-          .describe("The model of each tier, per adapter, over Forge's defaults (claude: haiku, sonnet, opus; codex: gpt-5.5 at low, medium and high reasoning effort; gemini: gemini-2.5-flash, gemini-2.5-pro, gemini-2.5-pro)."),
+          .describe("The model of each tier, per adapter, over Forge's defaults (claude: haiku, sonnet, opus; codex: gpt-5.5 at low, medium and high reasoning effort; gemini: gemini-2.5-flash, gemini-2.5-pro, gemini-2.5-pro; opencode: gpt-5.5; qwen: qwen3-coder-flash, qwen3-coder-plus, qwen3-coder-plus)."),
         long_context: z
           .boolean()
           .default(false)
