@@ -45,7 +45,7 @@ import {
   writeFileAtomic,
   writeInAgentFolder,
   writeSignal
-} from "./chunk-G2SLMEER.js";
+} from "./chunk-WGMBXGYC.js";
 import {
   CAPTAIN_ID,
   CAPTAIN_PLAN_ID,
@@ -110,7 +110,7 @@ import {
   taskRecordsDir,
   walkthroughFrontmatterSchema,
   walkthroughPath
-} from "./chunk-QPY5CR45.js";
+} from "./chunk-AVC5IK2B.js";
 import {
   Octokit,
   legacyRestEndpointMethods,
@@ -147,7 +147,7 @@ import {
   validatePlan,
   writeFrontMatter,
   zodProblems
-} from "./chunk-PJ3Z7AOS.js";
+} from "./chunk-WV4HNOUS.js";
 import {
   getInput,
   info,
@@ -293,7 +293,7 @@ function priceUsage(usage, prices) {
 // src/agent/model-proxy.ts
 var MODEL_ENDPOINTS = {
   anthropic: ["POST /v1/messages", "POST /v1/messages/count_tokens"],
-  openai: ["POST /responses", "POST /responses/compact", "GET /models"],
+  openai: ["POST /responses", "POST /responses/compact", "POST /chat/completions", "GET /models"],
   gemini: [
     "POST /v1beta/models/{model}:streamGenerateContent",
     "POST /v1beta/models/{model}:generateContent",
@@ -459,7 +459,7 @@ async function agentAccess(o) {
       extraEnv.ANTHROPIC_BASE_URL = proxy.url;
       keyName = "ANTHROPIC_API_KEY";
     }
-  } else if (o.adapter === "codex") {
+  } else if (o.adapter === "codex" || o.adapter === "opencode" || o.adapter === "qwen") {
     const key = o.openaiApiKey || o.env.OPENAI_API_KEY;
     if (key) {
       proxy = await startModelProxy({ upstream: o.env.OPENAI_BASE_URL || "https://api.openai.com/v1", key, api: "openai" });
@@ -1158,7 +1158,7 @@ var actionInputSchema = external_exports.object({
   ),
   attempt: external_exports.string().regex(/^[1-9][0-9]*$/, "must be a whole number from 1 (the App dispatches `attempt` as a string)").transform(Number),
   context: contextInputSchema,
-  adapter: external_exports.union([external_exports.literal(""), external_exports.enum(["claude", "codex", "gemini", "command"])]).transform((v) => v === "" ? void 0 : v),
+  adapter: external_exports.union([external_exports.literal(""), external_exports.enum(["claude", "codex", "gemini", "opencode", "qwen", "command"])]).transform((v) => v === "" ? void 0 : v),
   model: external_exports.string().transform((v) => v || void 0),
   command: external_exports.string().transform((v) => v || void 0),
   anthropicApiKey: external_exports.string().transform((v) => v || void 0),
@@ -4570,7 +4570,14 @@ var ENDED = {
   failure: "failed",
   refinement: "was sent back by a quality gate"
 };
-var ADAPTER_NAMES = { claude: "Claude Code ", codex: "Codex ", gemini: "Gemini CLI ", command: "" };
+var ADAPTER_NAMES = {
+  claude: "Claude Code ",
+  codex: "Codex ",
+  gemini: "Gemini CLI ",
+  opencode: "opencode ",
+  qwen: "Qwen Code ",
+  command: ""
+};
 function resumedSection(a, r, progress2) {
   const lines = [
     "## Resumed",
@@ -6163,8 +6170,9 @@ function warnMissingKeys(adapter, input, env, longContext) {
     warning(
       "agent.long_context is on, but Claude Code does not talk to Anthropic's API here (ANTHROPIC_BASE_URL, Vertex or Bedrock): the 1M-token context stays off."
     );
-  if (adapter === "codex" && !input.openaiApiKey && !env.OPENAI_API_KEY)
-    warning("openai-api-key is empty and OPENAI_API_KEY is not set: Codex will not be able to call the model.");
+  const openaiAgent = { codex: "Codex", opencode: "opencode", qwen: "Qwen Code" }[adapter];
+  if (openaiAgent && !input.openaiApiKey && !env.OPENAI_API_KEY)
+    warning(`openai-api-key is empty and OPENAI_API_KEY is not set: ${openaiAgent} will not be able to call the model.`);
   if (adapter === "gemini" && !input.geminiApiKey && !env.GEMINI_API_KEY && !env.GOOGLE_API_KEY)
     warning("gemini-api-key is empty and GEMINI_API_KEY is not set: Gemini CLI will not be able to call the model.");
 }

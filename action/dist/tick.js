@@ -88,7 +88,7 @@ import {
   stateBranch,
   steeringComment,
   walkthroughPath
-} from "./chunk-QPY5CR45.js";
+} from "./chunk-AVC5IK2B.js";
 import {
   Octokit,
   RequestError,
@@ -113,7 +113,7 @@ import {
   validateDagChange,
   validatePlan,
   zodProblems
-} from "./chunk-PJ3Z7AOS.js";
+} from "./chunk-WV4HNOUS.js";
 import {
   getInput,
   info,

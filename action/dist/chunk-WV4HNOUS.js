@@ -27100,7 +27100,9 @@ var DEFAULT_ROLE_TIERS = {
 var DEFAULT_TIER_MODELS = {
   claude: { low: "haiku", medium: "sonnet", high: "opus" },
   codex: { low: "gpt-5.5", medium: "gpt-5.5", high: "gpt-5.5" },
-  gemini: { low: "gemini-2.5-flash", medium: "gemini-2.5-pro", high: "gemini-2.5-pro" }
+  gemini: { low: "gemini-2.5-flash", medium: "gemini-2.5-pro", high: "gemini-2.5-pro" },
+  opencode: { low: "gpt-5.5", medium: "gpt-5.5", high: "gpt-5.5" },
+  qwen: { low: "qwen3-coder-flash", medium: "qwen3-coder-plus", high: "qwen3-coder-plus" }
 };
 var STAGE_ROLES = {
   plan: "analyst",

@@ -17,7 +17,7 @@ import {
   taskRetryPolicySchema,
   taskStatusSchema,
   zodProblems
-} from "./chunk-PJ3Z7AOS.js";
+} from "./chunk-WV4HNOUS.js";
 import {
   __commonJS,
   __toESM
@@ -1909,7 +1909,7 @@ var checkRunName = (taskId) => `forge \xB7 ${taskId}`;
 var LABELS = { tracker: "forge:run", changeRequest: "forge:change-request", task: "forge:task" };
 
 // src/core/schemas/adapters.ts
-var ADAPTERS = ["claude", "codex", "gemini", "command"];
+var ADAPTERS = ["claude", "codex", "gemini", "opencode", "qwen", "command"];
 
 // src/core/schemas/config.ts
 var forgeConfigSchema = external_exports.object({
@@ -1971,7 +1971,7 @@ var forgeConfigSchema = external_exports.object({
       external_exports.object(Object.fromEntries(
         TIER_NAMES.map((t) => [t, external_exports.string().regex(MODEL_ID, "not a model id").optional().describe(`The model of the ${t} tier.`)])
       )).strict()
-    ).optional().describe("The model of each tier, per adapter, over Forge's defaults (claude: haiku, sonnet, opus; codex: gpt-5.5 at low, medium and high reasoning effort; gemini: gemini-2.5-flash, gemini-2.5-pro, gemini-2.5-pro)."),
+    ).optional().describe("The model of each tier, per adapter, over Forge's defaults (claude: haiku, sonnet, opus; codex: gpt-5.5 at low, medium and high reasoning effort; gemini: gemini-2.5-flash, gemini-2.5-pro, gemini-2.5-pro; opencode: gpt-5.5; qwen: qwen3-coder-flash, qwen3-coder-plus, qwen3-coder-plus)."),
     long_context: external_exports.boolean().default(false).describe(
       "Claude Code on Anthropic's API: run its models in their 1M-token context variant (the `context-1m` beta; Haiku has none). Off for other providers (another ANTHROPIC_BASE_URL, Vertex, Bedrock) and other adapters."
     ),
@@ -3085,7 +3085,7 @@ var walkthroughFrontmatterSchema = external_exports.object({
   ).default([]).describe("Tests the agent ran and their results."),
   risks: external_exports.array(external_exports.string()).default([]).describe("Risks the reviewer should know; each becomes a warning event."),
   followups: external_exports.array(external_exports.string()).default([]).describe("Work left for later; bug-like ones spawn follow-up agents."),
-  agent: external_exports.string().optional().describe("Agent adapter that did the work (claude, codex, gemini, command)."),
+  agent: external_exports.string().optional().describe("Agent adapter that did the work (claude, codex, gemini, opencode, qwen, command)."),
   model: external_exports.string().optional().describe("Model used, where known."),
   models: external_exports.array(
     external_exports.object({
