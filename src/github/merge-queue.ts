@@ -31,8 +31,18 @@ export interface MergeQueuePort {
   entry(number: number): Promise<QueueEntryInfo | null>;
   /** Add the pull request to its base's queue if its head is still `expectedHeadSha`. */
   enqueue(number: number, expectedHeadSha: string): Promise<QueueResult>;
+  /**
+   * The heads of the merge groups GitHub Actions ran on for the queue branch `branch`
+   * (`gh-readonly-queue/{base}/pr-{n}-{head}`, deleted once the group is done), newest first: what
+   * the group was, when no webhook or look at the queue said so.
+   */
+  groupHeads(branch: string): Promise<string[]>;
   /** Merge the pull request by `method` once its base's requirements are met (an approval, the queue). */
-  enableAutoMerge(number: number, method: MergeMethod, expectedHeadSha?: string): Promise<{ kind: "enabled" } | { kind: "refused"; message: string }>;
+  enableAutoMerge(
+    number: number,
+    method: MergeMethod,
+    expectedHeadSha?: string,
+  ): Promise<{ kind: "enabled" } | { kind: "refused"; message: string }>;
 }
 
 const PULL_QUEUE = `query ($owner: String!, $name: String!, $number: Int!) {
@@ -80,10 +90,9 @@ function refusal(e: unknown): string | undefined {
 export function mergeQueuePort(octokit: Octokit, r: { owner: string; repo: string }): MergeQueuePort {
   const read = async (number: number) => {
     try {
-      const data = await octokit.graphql<{ repository: { pullRequest: { id: string; mergeQueueEntry: GraphqlEntry | null } | null } | null }>(
-        PULL_QUEUE,
-        { owner: r.owner, name: r.repo, number },
-      );
+      const data = await octokit.graphql<{
+        repository: { pullRequest: { id: string; mergeQueueEntry: GraphqlEntry | null } | null } | null;
+      }>(PULL_QUEUE, { owner: r.owner, name: r.repo, number });
       const p = data.repository?.pullRequest;
       if (!p) throw new Error(`pull request #${number} not found`);
       return p;
@@ -109,6 +118,14 @@ export function mergeQueuePort(octokit: Octokit, r: { owner: string; repo: strin
         const message = refusal(e);
         if (message !== undefined) return { kind: "refused", message };
         throw wrap("graphql enqueuePullRequest", e);
+      }
+    },
+    async groupHeads(branch) {
+      try {
+        const { data } = await octokit.rest.actions.listWorkflowRunsForRepo({ ...r, branch, event: "merge_group", per_page: 20 });
+        return [...new Set(data.workflow_runs.map((w) => w.head_sha))];
+      } catch (e) {
+        throw wrap("actions.listWorkflowRunsForRepo", e);
       }
     },
     async enableAutoMerge(number, method, expectedHeadSha) {

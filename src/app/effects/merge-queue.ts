@@ -48,7 +48,11 @@ export async function throughQueue(
   const entry = await ctx.port.queue.entry(q.number);
   if (entry) {
     if (!entry.groupSha)
-      return { kind: "later", reason: `#${q.number} waits in the merge queue (${entry.state}, position ${entry.position + 1})`, retryInMs: QUEUE_POLL_MS };
+      return {
+        kind: "later",
+        reason: `#${q.number} waits in the merge queue (${entry.state}, position ${entry.position + 1})`,
+        retryInMs: QUEUE_POLL_MS,
+      };
     const red = await redGroup(ctx, q, entry.groupSha);
     if (red) return red;
     return {
@@ -60,9 +64,9 @@ export async function throughQueue(
   }
   // Not queued (and not merged, which the caller read first): dropped, or never queued. A group of
   // this head whose required checks failed is what dropped it — its webhook may be late or lost.
-  const last = seen[key];
-  if (last && last.head === q.head) {
-    const red = await redGroup(ctx, q, last.group);
+  const last = seen[key]?.head === q.head ? seen[key]!.group : await lastGroup(ctx, q);
+  if (last) {
+    const red = await redGroup(ctx, q, last);
     if (red) return red;
   }
   if (ctx.stillWanted && !ctx.stillWanted()) return { kind: "later", reason: "the merge left the outbox while it was being checked" };
@@ -77,6 +81,13 @@ export async function throughQueue(
   };
 }
 
+/** The newest merge group of the task's head that GitHub Actions ran on, if any (a CI App's alone leave none to find). */
+async function lastGroup(ctx: EffectContext, q: QueueMerge): Promise<string | undefined> {
+  if (q.required.all.length === 0) return undefined;
+  const heads = await ctx.port.queue.groupHeads(`gh-readonly-queue/${ctx.journal.integrationBranch}/pr-${q.number}-${q.head}`);
+  return heads[0];
+}
+
 /**
  * The required checks of a merge group, done and red: `checks.failed` of the task's head (the one
  * the group merged), each failure saying it ran on the merge group. Undefined otherwise.
@@ -88,6 +99,8 @@ async function redGroup(ctx: EffectContext, q: QueueMerge, group: string): Promi
   return {
     kind: "later",
     reason: `required checks failed on the merge group ${group.slice(0, 7)}: ${ci.failing.map((c) => c.name).join(", ")}`,
-    inputs: [checksFailedInput({ taskId: q.t.id, attempt: q.t.attempts }, q.head, onGroup(ci.failing, group, ctx.journal.integrationBranch))],
+    inputs: [
+      checksFailedInput({ taskId: q.t.id, attempt: q.t.attempts }, q.head, onGroup(ci.failing, group, ctx.journal.integrationBranch)),
+    ],
   };
 }
