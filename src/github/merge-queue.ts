@@ -60,8 +60,8 @@ const ENQUEUE = `mutation ($id: ID!, $head: GitObjectID) {
   }
 }`;
 
-const AUTO_MERGE = `mutation ($id: ID!, $method: PullRequestMergeMethod, $head: GitObjectID) {
-  enablePullRequestAutoMerge(input: { pullRequestId: $id, mergeMethod: $method, expectedHeadOid: $head }) {
+const AUTO_MERGE = `mutation ($id: ID!, $mergeMethod: PullRequestMergeMethod, $head: GitObjectID) {
+  enablePullRequestAutoMerge(input: { pullRequestId: $id, mergeMethod: $mergeMethod, expectedHeadOid: $head }) {
     pullRequest { number }
   }
 }`;
@@ -131,7 +131,7 @@ export function mergeQueuePort(octokit: Octokit, r: { owner: string; repo: strin
     async enableAutoMerge(number, method, expectedHeadSha) {
       const { id } = await read(number);
       try {
-        await octokit.graphql(AUTO_MERGE, { id, method: method.toUpperCase(), ...(expectedHeadSha ? { head: expectedHeadSha } : {}) });
+        await octokit.graphql(AUTO_MERGE, { id, mergeMethod: method.toUpperCase(), ...(expectedHeadSha ? { head: expectedHeadSha } : {}) });
         return { kind: "enabled" };
       } catch (e) {
         const message = refusal(e);

@@ -55,8 +55,18 @@ const QUEUE_RULE = {
   },
 };
 
-/** A ruleset on `include` by the repository's owner: a merge queue whose required check is `test`. */
+/** A ruleset on `include` by the repository's owner: a merge queue whose required check is `test` (on the default branch, and an approval). */
 async function queueRuleset(g: Harness, include: string[]): Promise<void> {
+  const approval = {
+    type: "pull_request" as const,
+    parameters: {
+      required_approving_review_count: 1,
+      dismiss_stale_reviews_on_push: false,
+      require_code_owner_review: false,
+      require_last_push_approval: false,
+      required_review_thread_resolution: false,
+    },
+  };
   const admin = new Octokit({ baseUrl: g.sim.apiUrl, auth: g.sim.control.userToken(OWNER) });
   await admin.rest.repos.createRepoRuleset({
     owner: OWNER,
@@ -66,6 +76,7 @@ async function queueRuleset(g: Harness, include: string[]): Promise<void> {
     enforcement: "active",
     conditions: { ref_name: { include, exclude: [] } },
     rules: [
+      ...(include.includes("~DEFAULT_BRANCH") ? [approval] : []),
       QUEUE_RULE,
       {
         type: "required_status_checks",
@@ -144,6 +155,55 @@ describe("a task's pull request through the integration branch's merge queue", (
       expect(deliveriesToApp(g, "merge_group", "checks_requested")).toEqual([]);
       expect(deliveriesToApp(g, "merge_group", "destroyed")).toEqual([]);
       await expectMergedThroughQueue(g, j);
+    },
+  );
+});
+
+describe("the run's final pull request with final_pr.auto_merge", () => {
+  it(
+    "a writer approves it: Forge sets it to auto-merge, and it merges into the base through the base's merge queue once its group's check passes",
+    T,
+    async () => {
+      const g = await startHarness((): Script => ({ kind: "success" }), {
+        config: "final_pr:\n  auto_merge: true\n",
+        files: {
+          ".github/workflows/ci.yml":
+            "name: ci\non: [pull_request, merge_group]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ok\n",
+        },
+      });
+      h = g;
+      const admin = new Octokit({ baseUrl: g.sim.apiUrl, auth: g.sim.control.userToken(OWNER) });
+      await admin.rest.repos.update({ owner: OWNER, repo: REPO, allow_auto_merge: true });
+      await g.pushFiles(planFiles("mini", { a: [] }), "Add plan");
+      const j = await g.waitFor((x) => x.status === "completed");
+      // The base wants an approval and the merge queue (set once the run is done: the plan merged freely).
+      await queueRuleset(g, ["~DEFAULT_BRANCH"]);
+      const final = await g.whileWaiting(
+        (async () => {
+          for (;;) {
+            const { data } = await g.user.rest.pulls.list({ owner: OWNER, repo: REPO, head: `${OWNER}:${j.integrationBranch}` });
+            if (data[0]) return data[0];
+            await new Promise((r) => setTimeout(r, 100));
+          }
+        })(),
+      );
+      // Nothing is set before a person approves.
+      expect(deliveriesToApp(g, "pull_request", "auto_merge_enabled")).toEqual([]);
+      await g.user.rest.pulls.createReview({ owner: OWNER, repo: REPO, pull_number: final.number, event: "APPROVE" });
+      const merged = await g.whileWaiting(
+        (async () => {
+          for (;;) {
+            const { data } = await g.user.rest.pulls.get({ owner: OWNER, repo: REPO, pull_number: final.number });
+            if (data.merged) return data;
+            await new Promise((r) => setTimeout(r, 100));
+          }
+        })(),
+      );
+      expect(deliveriesToApp(g, "pull_request", "auto_merge_enabled")).toHaveLength(1);
+      expect(deliveriesToApp(g, "merge_group", "destroyed").map((d) => (d.payload as { reason: string }).reason)).toEqual(["merged"]);
+      const { data: main } = await g.user.rest.repos.getBranch({ owner: OWNER, repo: REPO, branch: "main" });
+      expect(main.commit.sha).toBe(merged.merge_commit_sha);
+      expect(g.sim.violations).toEqual([]);
     },
   );
 });
