@@ -100,8 +100,7 @@ export class OctokitPort implements GitHubPort {
 
   async branchHead(branch: string): Promise<string | null> {
     try {
-      const { data } = await this.#octokit.rest.git.getRef({ ...this.#r, ref: `heads/${branch}` });
-      return data.object.sha;
+      return (await this.#octokit.rest.git.getRef({ ...this.#r, ref: `heads/${branch}` })).data.object.sha;
     } catch (e) {
       if (statusOf(e) === 404) return null;
       throw wrap("git.getRef", e);
@@ -280,8 +279,7 @@ export class OctokitPort implements GitHubPort {
 
   async getWorkflowRun(id: number): Promise<WorkflowRunInfo | null> {
     try {
-      const { data } = await this.#octokit.rest.actions.getWorkflowRun({ ...this.#r, run_id: id });
-      return runInfo(data);
+      return runInfo((await this.#octokit.rest.actions.getWorkflowRun({ ...this.#r, run_id: id })).data);
     } catch (e) {
       if (statusOf(e) === 404) return null;
       throw wrap("actions.getWorkflowRun", e);
