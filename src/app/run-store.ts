@@ -44,6 +44,13 @@ export const runFactsSchema = z
       .describe("Digest of what waited for a person when the tracker was last written: a change is shown at once."),
     checkRuns: z.record(z.string(), z.number().int()).default({}).describe("Check run id per `<taskId>:<attempt>`."),
     finalPr: z.number().int().optional().describe("The run's final PR (integration → base)."),
+    finalAutoMerge: z.number().int().optional().describe("The final PR for which Forge enabled auto-merge (`final_pr.auto_merge`)."),
+    mergeGroups: z
+      .record(z.string(), z.object({ head: z.string(), group: z.string() }).strict())
+      .optional()
+      .describe(
+        "The merge group each task's verified head was last seen tested in, by `<taskId>:<attempt>`: a merge that finds its pull request dropped from the merge queue reads that group's checks.",
+      ),
     planSha: z.string().optional().describe("Commit of the default branch the plan was read from."),
     stateBranchWarning: z
       .string()

@@ -3,6 +3,7 @@
  * this interface only; `octokit-port.ts` implements it over Octokit (real GitHub, GitHub Enterprise
  * Server, or the local GitHub in src/local-github). Errors are `GitHubError` with the HTTP status kept.
  */
+import type { MergeQueuePort } from "./merge-queue.js";
 import type { CiChecks } from "./ci-checks.js";
 import type { BranchUpdateResult } from "./branch-update.js";
 import type { BranchRule } from "./merge-rules.js";
@@ -136,6 +137,8 @@ export interface GitHubPort {
   readonly repo: string;
   /** The web root of the GitHub this port talks to (https://github.com, a GHES host, the local GitHub): links Forge writes go there. */
   readonly webUrl: string;
+  /** The merge queue and auto-merge (GraphQL only: ./merge-queue.ts). */
+  readonly queue: MergeQueuePort;
 
   defaultBranch(): Promise<string>;
   /** The repository's id (what webhook payloads and workflow runs name it by). */

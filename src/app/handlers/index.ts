@@ -7,6 +7,7 @@ import { onCheckRun } from "./check-run.js";
 import { onInstallation } from "./installation.js";
 import { onIssueComment } from "./issue-comment.js";
 import { onIssues } from "./issues.js";
+import { onMergeGroup } from "./merge-group.js";
 import { onPullRequest } from "./pull-request.js";
 import { onPullRequestReview } from "./pull-request-review.js";
 import { onPush } from "./push.js";
@@ -23,6 +24,7 @@ export function registerHandlers(app: Probot, ctx: AppContext): void {
   app.on("issues", guard(ctx, app, onIssues));
   app.on("check_suite", guard(ctx, app, onChecksDone));
   app.on("status", guard(ctx, app, onChecksDone));
+  app.on("merge_group", guard(ctx, app, onMergeGroup));
   // Not guarded: the App's view of its installations follows every such event, redelivered or not.
   app.on("installation", (context) => onInstallation(ctx, context));
   app.on("installation_repositories", (context) => onInstallation(ctx, context));

@@ -6,12 +6,15 @@
 import type { Context } from "probot";
 import type { AppContext } from "../context.js";
 import { checkPlanPullRequest } from "../plan-check.js";
+import { onQueueChange } from "./merge-group.js";
 
-/** The actions the App acts on; others (labels, the merge queue's `enqueued`/`dequeued`, `auto_merge_*`) are ignored without a call to GitHub. */
+/** The actions the App acts on; others (labels, `auto_merge_*`) are ignored without a call to GitHub. */
 const ACTED_ON = new Set(["opened", "reopened", "synchronize", "closed", "ready_for_review", "edited"]);
 
 export async function onPullRequest(ctx: AppContext, context: Context<"pull_request">): Promise<void> {
   const { payload } = context;
+  // The merge queue took a task PR in or dropped it: its merge looks again (./merge-group.ts).
+  if (payload.action === "enqueued" || payload.action === "dequeued") return onQueueChange(ctx, context);
   if (!ACTED_ON.has(payload.action)) return;
   const rt = await ctx.rtOf(context);
   const pr = payload.pull_request;

@@ -112,6 +112,17 @@ export const forgeConfigSchema = z
       .string()
       .optional()
       .describe("Branch the integration branch is cut from and the final PR targets. Default: the repository's default branch."),
+    final_pr: z
+      .object({
+        auto_merge: z
+          .boolean()
+          .default(false)
+          .describe(
+            "Once a person with write access approves the run's final PR, Forge sets it to merge automatically (GitHub's auto-merge, by the method the base's rules allow; through the base's merge queue where it has one). Needs \"Allow auto-merge\" in the repository's settings. Off: a person merges it.",
+          ),
+      })
+      .prefault({})
+      .describe("The run's final PR (integration branch → base) (see docs/executor.md#merge-queue-and-auto-merge)."),
     followups: z
       .object({
         keywords: z
