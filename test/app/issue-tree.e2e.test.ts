@@ -138,4 +138,49 @@ describe("/forge plan on an issue tree", () => {
     const pulls = (await g.user.rest.pulls.list({ owner: OWNER, repo: REPO, state: "all" })).data;
     expect(pulls).toEqual([]);
   });
+
+  it("answers a person who closes a task's issue or changes the tree while the run goes, in one note per issue", T, async () => {
+    // The agents never start: the run stays in flight while people act on its issues.
+    h = await startHarness(() => ({ kind: "never_start" }));
+    const g = h;
+    const parent = await newIssue(g, "Two parts");
+    const a = await newIssue(g, "Part A");
+    const b = await newIssue(g, "Part B");
+    for (const s of [a, b]) await addSub(g, parent.number, s);
+    await g.sim.control.comment("octocat", FULL, parent.number, "/forge plan");
+    await until(g, "the plan's reply", async () => (await forgeSaid(g, parent.number)).find((x) => x.includes("Built plan")));
+    const pr = (await g.user.rest.pulls.list({ owner: OWNER, repo: REPO, head: `${OWNER}:${planCaptainBranch(parent.number)}` })).data[0]!;
+    await g.user.rest.pulls.merge({ owner: OWNER, repo: REPO, pull_number: pr.number });
+    const j = await g.waitFor((x) => x.planId === `issue-${parent.number}` && x.tasks.every((t) => t.status === "RUNNING"));
+
+    await g.user.rest.issues.update({ owner: OWNER, repo: REPO, issue_number: a.number, state: "closed" });
+    const closedNote = await until(g, "the note on the closed issue", async () =>
+      (await forgeSaid(g, a.number)).find((x) => x.includes("forge:issue-note")),
+    );
+    expect(closedNote).toContain(`task \`issue-${a.number}-part-a\` of run \`${j.runId}\` is RUNNING: the task goes on`);
+    expect(closedNote).toContain("/forge cancel");
+
+    // A "blocked by" added after the plan merged: the plan stays as it is, and the note says how to plan again.
+    await blockedBy(g, b.number, a);
+    const depNote = await until(g, "the note on the blocked issue", async () =>
+      (await forgeSaid(g, b.number)).find((x) => x.includes("forge:issue-note")),
+    );
+    expect(depNote).toContain(`#${b.number} is now blocked by #${a.number}`);
+    expect(depNote).toContain(`\`/forge plan\` on #${parent.number}`);
+    // Removed again: the same note, rewritten — not a second one.
+    await g.user.request("DELETE /repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by/{issue_id}", {
+      owner: OWNER,
+      repo: REPO,
+      issue_number: b.number,
+      issue_id: a.id,
+    });
+    await until(g, "the note rewritten", async () =>
+      (await forgeSaid(g, b.number)).some((x) => x.includes("is no longer blocked by")) ? true : undefined,
+    );
+    expect((await forgeSaid(g, b.number)).filter((x) => x.includes("forge:issue-note"))).toHaveLength(1);
+    // The run goes on: nothing was cancelled.
+    const last = g.decisions.filter((d) => d.runId === j.runId).at(-1)!.d.journal;
+    expect(last.status).toBe("running");
+    expect(last.tasks.map((t) => t.status)).toEqual(["RUNNING", "RUNNING"]);
+  });
 });
