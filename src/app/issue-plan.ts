@@ -76,10 +76,12 @@ async function freshPlanId(port: GitHubPort, issue: number, ref: string): Promis
  */
 export async function planFromIssue(
   port: GitHubPort,
-  parent: { number: number; title: string; body: string },
+  parent: { number: number; title: string; body: string; subIssues?: number | undefined },
   now: number,
 ): Promise<IssuePlanOutcome> {
   if (!port.subIssues || !port.blockedBy || !port.commitFiles) return { kind: "no-tree" };
+  // The webhook's issue counts its sub-issues (`sub_issues_summary`): none, and nothing is asked.
+  if (parent.subIssues === 0) return { kind: "no-tree" };
   let tree: { children: IssueTreeNode[] } | undefined;
   try {
     tree = await readTree(port, parent.number);
@@ -95,7 +97,12 @@ export async function planFromIssue(
   const base = await port.defaultBranch();
   const head = (await port.branchHead(base))!;
   const planId = await freshPlanId(port, parent.number, head);
-  const built = planFromIssueTree({ parent, children: tree.children, planId, createdAt: new Date(now).toISOString() });
+  const built = planFromIssueTree({
+    parent: { number: parent.number, title: parent.title, body: parent.body },
+    children: tree.children,
+    planId,
+    createdAt: new Date(now).toISOString(),
+  });
   if (!built.ok) return { kind: "problems", problems: built.problems };
   // The same rules as `forge validate`: a tree that makes an invalid plan (a refinery with nothing to merge) is a problem too.
   const problems = validatePlan(parsePlan({ planId, files: built.plan.files, dirs: new Set(["tasks"]), unreadable: [] }));
