@@ -74,7 +74,10 @@ export async function onIssueComment(ctx: AppContext, context: Context<"issue_co
         "The issue was edited after this `/forge plan`: no plan is written from text you may not have read. Read the issue again and repeat the command.",
       ));
     // An issue with sub-issues is a plan already: built from its tree, with no agent (issue-plan.ts).
-    const subIssues = (payload.issue as { sub_issues_summary?: { total?: number } }).sub_issues_summary?.total;
+    // A pull request has no sub-issues (GitHub answers 404 for them).
+    const subIssues = payload.issue.pull_request
+      ? 0
+      : (payload.issue as { sub_issues_summary?: { total?: number } }).sub_issues_summary?.total;
     const fromTree = await planFromIssue(rt.port, { number: issue, title: now.title, body: now.body, subIssues }, ctx.now());
     if (fromTree.kind !== "no-tree") return void (await reply(issuePlanReply(fromTree, issue)));
     const { branch, inputs } = planCaptainDispatch({ issue, title: now.title, body: now.body });
