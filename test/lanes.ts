@@ -43,6 +43,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/app/change-request-input.test.ts",
     "test/app/linear-prepare.test.ts",
     "test/app/tracker.test.ts",
+    "test/app/issue-sync.test.ts",
     "test/app/tracker-cache.property.test.ts",
     "test/chaos/silent-waits.test.ts",
     "test/cli/doctor-warnings.test.ts",

@@ -60,6 +60,16 @@ export const runFactsSchema = z
       .string()
       .optional()
       .describe("The commit the run started from, where the App keeps the journal's freshness anchor (docs/formats.md#journal-anchor)."),
+    issues: z
+      .object({
+        parent: z.number().int().optional().describe("The issue the plan was built from: it carries the run's summary."),
+        tasks: z.record(z.string(), z.number().int()).describe("The issue of each task that names one (`issue:`)."),
+        comments: z.record(z.string(), z.number().int()).default({}).describe("Per issue number, Forge's one comment on it."),
+        shown: z.record(z.string(), z.string()).default({}).describe("Per issue number, a digest of what its comment last said."),
+      })
+      .strict()
+      .optional()
+      .describe("The issues the run shows on (config `issue_sync`, docs/formats.md#plans-from-an-issue-tree)."),
     anchorCheckRunId: z
       .number()
       .int()

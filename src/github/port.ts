@@ -132,6 +132,19 @@ export interface EndedJobs {
   errors: string[];
 }
 
+/** An issue as a sub-issue or dependency list shows it. */
+export interface LinkedIssue {
+  /** Its id (what sub-issue and dependency requests name it by), not its number. */
+  id: number;
+  number: number;
+  title: string;
+  body: string;
+  state: "open" | "closed";
+  labels: string[];
+  /** An issue of this port's repository (a sub-issue or a blocker may be in another of the owner's). */
+  sameRepo: boolean;
+}
+
 export interface GitHubPort {
   readonly owner: string;
   readonly repo: string;
@@ -240,6 +253,20 @@ export interface GitHubPort {
    * `updated_at` moves with every comment too.
    */
   issueAsEdited(number: number): Promise<{ title: string; body: string; lastEditedAt: string | null }>;
+  /** An issue's sub-issues in GitHub's order (`GET …/issues/{n}/sub_issues`, 100 at most). Optional: a port without it has no issue trees. */
+  subIssues?(issue: number): Promise<LinkedIssue[]>;
+  /** The issues that block an issue (`GET …/issues/{n}/dependencies/blocked_by`, the first 100). */
+  blockedBy?(issue: number): Promise<LinkedIssue[]>;
+  /**
+   * `files` (path → text) as one commit on top of `from`, and `branch` created at it (git trees,
+   * commits and refs: three calls however many files). False when `branch` already exists.
+   */
+  commitFiles?(
+    branch: string,
+    from: string,
+    files: ReadonlyMap<string, string>,
+    message: string,
+  ): Promise<{ created: boolean; sha: string }>;
   createComment(issue: number, body: string): Promise<number>;
   /** The id of a comment on `issue` whose body holds `marker`, if one exists (the App's own, when it knows its login). */
   findComment(issue: number, marker: string): Promise<number | null>;

@@ -5,6 +5,7 @@
  */
 import type { Context } from "probot";
 import type { AppContext } from "../context.js";
+import { onPullMergedIntoBase } from "../issue-events.js";
 import { checkPlanPullRequest } from "../plan-check.js";
 import { onQueueChange } from "./merge-group.js";
 
@@ -25,6 +26,9 @@ export async function onPullRequest(ctx: AppContext, context: Context<"pull_requ
     if (["opened", "reopened", "synchronize"].includes(payload.action) && pr.base.ref === payload.repository.default_branch) {
       await checkPlanPullRequest(rt.port, rt.engine, await ctx.knownRuns(rt), { number: pr.number, headSha: pr.head.sha });
     }
+    // A run's final PR merged: the issues its tasks came from close (../issue-events.ts).
+    if (payload.action === "closed" && pr.merged && fromThisRepository)
+      await onPullMergedIntoBase(ctx, rt, { number: pr.number, head: pr.head.ref, base: pr.base.ref });
     return;
   }
   if (payload.action === "closed") {

@@ -15,6 +15,12 @@ export const forgeConfigSchema = z
       .boolean()
       .default(true)
       .describe("Start a run when a plan is merged to the default branch. When false, runs start only with `/forge run <planId>`."),
+    issue_sync: z
+      .enum(["tree", "linked", "off"])
+      .default("tree")
+      .describe(
+        "Which runs show on their tasks' issues (a comment kept up to date on each, the run's summary on the plan's issue, the issues closed when the final PR merges): `tree`, runs of plans built from an issue tree by `/forge plan`; `linked`, also any plan whose tasks name an `issue:`; `off`, none (see docs/formats.md#plans-from-an-issue-tree).",
+      ),
     max_parallel_agents: z
       .number()
       .int()

@@ -27,6 +27,14 @@ export const taskFrontmatterSchema = z
     model: modelSpecSchema
       .optional()
       .describe("A tier (low, medium, high) or a model id for this task's implementing sessions, over the config's (see docs/runner.md#model-tiers)."),
+    issue: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        "The issue of this repository the task does: its PR links it, and the issue shows the task's state and closes when the run's final PR merges (see docs/formats.md#plans-from-an-issue-tree).",
+      ),
     test_command: z.string().optional().describe("Command that verifies this task, overriding the config's test_command."),
     budget: taskBudgetSchema.optional().describe("The task's own caps, overriding the config's `budgets` (see docs/runner.md#budgets)."),
     retry_policy: taskRetryPolicySchema.optional(),
