@@ -36,8 +36,8 @@ const limited = (taskId: string, attempt: number, until: number): LeafInput => (
   pushedSha: sha(`${taskId}/${attempt} work`),
 });
 
-const dispatchOf = (effects: { kind: string }[], taskId: string, attempt: number) =>
-  effects.find((e) => e.kind === "DispatchAgent" && (e as { taskId: string }).taskId === taskId && (e as { attempt: number }).attempt === attempt) as
+const dispatchOf = (effects: readonly object[], taskId: string, attempt: number) =>
+  (effects as { kind: string; taskId?: string; attempt?: number }[]).find((e) => e.kind === "DispatchAgent" && e.taskId === taskId && e.attempt === attempt) as
     | { context?: { agent?: { adapter: string; switched?: { from: string; reason: string } }; resume?: { session?: unknown } } }
     | undefined;
 
