@@ -39,7 +39,10 @@ export function parseYamlConfig<S extends z.ZodType>(file: string, text: string 
   }
   const parsed = schema.safeParse(raw);
   if (parsed.success) return { ok: true, config: parsed.data };
-  return { ok: false, problems: zodProblems(parsed.error, file).map((p) => problem(p, agentRuleOf(p.message) ?? "invalid-frontmatter", p.message)) };
+  return {
+    ok: false,
+    problems: zodProblems(parsed.error, file).map((p) => problem(p, agentRuleOf(p.message) ?? "invalid-frontmatter", p.message)),
+  };
 }
 
 /** `.github/forge.yml` from its text (undefined: there is no such file, so every default). */

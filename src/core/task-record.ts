@@ -298,7 +298,9 @@ export const taskStateSchema = z
       .int()
       .min(1)
       .optional()
-      .describe("The position in the task's agent list of the agent its next attempts go to (absent: the first): moved on by a usage limit or a provider failure."),
+      .describe(
+        "The position in the task's agent list of the agent its next attempts go to (absent: the first): moved on by a usage limit or a provider failure.",
+      ),
     agents: z
       .array(
         z

@@ -37,9 +37,10 @@ const limited = (taskId: string, attempt: number, until: number): LeafInput => (
 });
 
 const dispatchOf = (effects: readonly object[], taskId: string, attempt: number) =>
-  (effects as { kind: string; taskId?: string; attempt?: number }[]).find((e) => e.kind === "DispatchAgent" && e.taskId === taskId && e.attempt === attempt) as
-    | { context?: { agent?: { adapter: string; switched?: { from: string; reason: string } }; resume?: { session?: unknown } } }
-    | undefined;
+  (effects as { kind: string; taskId?: string; attempt?: number }[]).find(
+    (e) => e.kind === "DispatchAgent" && e.taskId === taskId && e.attempt === attempt,
+  ) as
+    { context?: { agent?: { adapter: string; switched?: { from: string; reason: string } }; resume?: { session?: unknown } } } | undefined;
 
 describe("agents per task", () => {
   it("each task's first attempt runs on its own list's first agent, else its kind's, else the config's; a dispatch names only another agent than the config's", () => {
@@ -67,7 +68,11 @@ describe("agent fallback", () => {
     expect(t.attempt).toMatchObject({ agent: "codex", branch: "forge/run-1/a/1", resumed: { reason: "usage_limit", fromAttempt: 1 } });
     expect(t.agents).toEqual([
       { attempt: 1, agent: "claude" },
-      { attempt: 2, agent: "codex", why: expect.stringMatching(/^after claude: claude stopped by its usage limit until .*; codex takes the next attempt$/) },
+      {
+        attempt: 2,
+        agent: "codex",
+        why: expect.stringMatching(/^after claude: claude stopped by its usage limit until .*; codex takes the next attempt$/),
+      },
     ]);
     const retried = r.events.find((e) => e.type === "task.retried")!;
     expect(retried.data).toMatchObject({ attemptId: 2, agent: { from: "claude", to: "codex" } });
@@ -109,6 +114,22 @@ describe("agent fallback", () => {
     const forged = structuredClone(d.journal);
     const e = forged.outbox.find((x) => x.kind === "DispatchAgent") as { context?: { agent?: { adapter: string } } };
     e.context = { agent: { adapter: "gemini" } };
-    expect(outboxProblems(forged, cfg({ agent: { kinds: { "2": { agent: "codex" } } } })).join("\n")).toMatch(/names the agent gemini, not the attempt's \(codex\)/);
+    expect(outboxProblems(forged, cfg({ agent: { kinds: { "2": { agent: "codex" } } } })).join("\n")).toMatch(
+      /names the agent gemini, not the attempt's \(codex\)/,
+    );
+  });
+});
+
+describe("the tracker", () => {
+  it("names each task's agents in a run on more than one, the change of agent included; a run on one names none", async () => {
+    const { renderTracker } = await import("../../src/app/render.js");
+    const repo = { owner: "o", repo: "r", webUrl: "https://github.com" };
+    let j = ran(started(), "a", 1, 101);
+    j = feed(j, [limited("a", 1, 60_000), { kind: "tick" }], 2000, config).journal;
+    const body = renderTracker(j, [], { checkRuns: {} }, repo, 0);
+    expect(body).toMatch(/\| `a` [^\n]*\| agent claude → codex; /);
+    expect(body).toMatch(/\| `b` [^\n]*\| agent claude \|/);
+    const single = startRun(newRun(nodes({ a: [], b: [] })), 0, cfg()).journal;
+    expect(renderTracker(single, [], { checkRuns: {} }, repo, 0)).not.toMatch(/\| agent /);
   });
 });

@@ -45,7 +45,10 @@ export function fallBack(s: Step, i: number, why: string): boolean {
   }
   delete e.fallback;
   if (list[0] !== from)
-    e.next = { ...e.next, switched: { from, reason: cut(`${why}; every agent of the list was stopped, ${list[0]} goes on after the pause`) } };
+    e.next = {
+      ...e.next,
+      switched: { from, reason: cut(`${why}; every agent of the list was stopped, ${list[0]} goes on after the pause`) },
+    };
   return false;
 }
 

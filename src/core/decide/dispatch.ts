@@ -157,7 +157,10 @@ function resumedAttempt(a: AttemptRecord, resume: ResumePoint | undefined): Atte
 }
 
 /** What the resumed attempt's job is told it continues. */
-function resumeContext(r: ResumePoint, adapter: string): NonNullable<NonNullable<Extract<Effect, { kind: "DispatchAgent" }>["context"]>["resume"]> {
+function resumeContext(
+  r: ResumePoint,
+  adapter: string,
+): NonNullable<NonNullable<Extract<Effect, { kind: "DispatchAgent" }>["context"]>["resume"]> {
   return {
     fromAttempt: r.fromAttempt,
     reason: r.reason,
