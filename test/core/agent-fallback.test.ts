@@ -101,7 +101,7 @@ describe("agent fallback", () => {
   });
 
   it("a task with one agent pauses the run as before; a refinery runs on its kind's agent", () => {
-    let j = ran(started(), "b", 1, 111);
+    const j = ran(started(), "b", 1, 111);
     const r = feed(j, [limited("b", 1, 60_000)], 2000, config);
     expect(r.journal.pause.usageLimitUntil).toBeDefined();
     expect(status(r.journal, "b").next?.switched).toBeUndefined();
