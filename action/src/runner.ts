@@ -171,7 +171,10 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
     const [owner, repo] = jobEnv.repository.split("/") as [string, string];
     const github = overrides.github ?? createOctokitGitHub({ token: input.githubToken, baseUrl: jobEnv.apiUrl, owner, repo });
     const config = await loadPinnedConfig(github, input.runId);
-    const adapter = input.adapter ?? config.agent.adapter;
+    // The attempt's agent when its dispatch names one (a task's or its kind's, or the next of its
+    // fallback list: docs/runner.md#agents-per-task) — only ever an adapter's name, checked by the
+    // input's schema, and held to the journal by the checkout; else the action's input, else the config's.
+    const adapter = input.context.agent?.adapter ?? input.adapter ?? config.agent.adapter;
     const model = input.model ?? config.agent.model;
     const command = input.command ?? config.agent.command;
     if (adapter === "command" && !command)

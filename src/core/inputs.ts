@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { ADAPTERS } from "./schemas/adapters.js";
+import { MAX_AGENTS } from "./agents.js";
 import { liveProgressSchema } from "./live-progress.js";
 import { checkpointSchema } from "./schemas/checkpoint.js";
 import { taskRetryPolicySchema } from "./schemas/retry-policy.js";
@@ -37,6 +39,7 @@ export const planNodeInputSchema = z
     paths: z.array(z.string()).optional(),
     budget: taskBudgetSchema.optional(),
     retryPolicy: taskRetryPolicySchema.optional(),
+    agents: z.array(z.enum(ADAPTERS)).min(1).max(MAX_AGENTS).optional(),
   })
   .strict();
 export type PlanNodeInput = Omit<z.input<typeof planNodeInputSchema>, "agentType"> & { agentType: AgentType };

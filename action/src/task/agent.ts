@@ -3,6 +3,7 @@
  * attempt's events with each heartbeat; a stage end pushes the work so far. The verdict starts
  * here: the agent's exit code, or the code of why it was stopped.
  */
+import { kindModel } from "../../../src/core/agents.js";
 import { EXIT_CODES } from "../../../src/core/exit-codes.js";
 import type { AgentRunOutcome, AgentRunRequest } from "../agent-runner.js";
 import { STAGE_NAMES, type StageName } from "../../../src/core/stages.js";
@@ -80,6 +81,7 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
     stop("budget", what);
   };
   let budgetStop: ReturnType<typeof meter.over>;
+  const taskModel = a.built.frontmatter.model ?? kindModel(a.node.agentType, config.agent);
   let stopNow: ((reason: "budget", detail: string) => void) | undefined;
   const supervised = await supervise(
     (ctl) => {
@@ -91,7 +93,8 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
           workdir: a.input.workspace,
           sessionDir: a.sessionDir,
           walkthroughPath: a.walkthroughSession,
-          ...(a.built.frontmatter.model !== undefined ? { taskModel: a.built.frontmatter.model } : {}),
+          // The task's own model, else its kind's (`agent.kinds.<kind>.model`).
+          ...(taskModel !== undefined ? { taskModel } : {}),
           signal: ctl.signal,
           ...(a.telemetry ? { traceparent: a.telemetry.traceparent } : {}),
           spendFile: meter.spendFile,

@@ -17,6 +17,7 @@ import type { ResumeClass } from "../schemas/retry-policy.js";
 import { review } from "./review.js";
 import type { InputKind, InputOf, Step } from "./step.js";
 import { usageLimited } from "./tick.js";
+import { currentAgent, fallBack, nextAgent } from "./agents.js";
 
 /**
  * The task index when a job's fact is about the attempt's current revision: a result naming another
@@ -125,6 +126,17 @@ export function agentFinished(s: Step, input: InputOf<"agent.finished">): void {
   if (input.rateLimitedUntil) {
     const until = Date.parse(input.rateLimitedUntil);
     if (!Number.isNaN(until) && until > s.now) {
+      // Its provider stopped it: the next agent of the task's list takes the next attempt at once,
+      // and only when the list is exhausted does the run pause (docs/executor.md#agent-fallback).
+      const from = currentAgent(s, i);
+      if (fallBack(s, i, `${from} stopped by its usage limit until ${s.iso(until)}`))
+        return fail(s, i, input.kind, {
+          error: `${from}: model usage limit until ${s.iso(until)}; the next attempt goes to ${nextAgent(s, i)}`,
+          retryable: true,
+          counted: false,
+          notBefore: s.now,
+          resume: ev("usage_limit"),
+        });
       usageLimited(s, until);
       return fail(s, i, input.kind, {
         error: `model usage limit until ${s.iso(until)}`,

@@ -13,6 +13,7 @@ import type { ForgeConfig } from "../schemas/config.js";
 import type { ResumeClass } from "../schemas/retry-policy.js";
 import { isStageOf } from "../stages.js";
 import type { PlanNode, ResumePoint } from "../journal.js";
+import { nextAgent } from "./agents.js";
 import type { Step } from "./step.js";
 
 /** What an ended attempt left to continue from. */
@@ -106,7 +107,8 @@ export function planResume(s: Step, i: number, ev: ResumeEvidence): void {
     });
     if (problems.length) return keep({ fresh: `its checkpoint was refused: ${problems.join("; ")}` });
   }
-  const session = cp?.agent_session && cp.agent_session.adapter === s.config.agent.adapter ? cp.agent_session : undefined;
+  // A session is continued only by the agent that holds it: after a change of agent the work and its notes go on, the session starts fresh.
+  const session = cp?.agent_session && cp.agent_session.adapter === nextAgent(s, i) ? cp.agent_session : undefined;
   keep({
     resume: {
       reason: ev.cls,

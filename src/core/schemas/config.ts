@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ADAPTERS } from "./adapters.js";
 import { MODEL_ID, MODEL_ROLES, TIER_NAMES, modelSpecSchema, type ModelRole, type TierName } from "../tiers.js";
 import { retryPolicySchema } from "./retry-policy.js";
+import { AGENT_KINDS, kindAgentSchema } from "../agents.js";
 import { DEFAULT_BRANCH_TEMPLATE, DEFAULT_INTEGRATION_BRANCH_TEMPLATE } from "../layout.js";
 
 /**
@@ -182,7 +183,13 @@ export const forgeConfigSchema = z
       .describe("Time limits. The runner enforces the agent ones; the App enforces dispatch and liveness."),
     agent: z
       .object({
-        adapter: z.enum(ADAPTERS).default("claude").describe("Which agent CLI runs tasks."),
+        adapter: z.enum(ADAPTERS).default("claude").describe("Which agent CLI runs tasks (a kind's `kinds` entry or a task's `agent` may choose another)."),
+        kinds: z
+          .partialRecord(z.enum(AGENT_KINDS), kindAgentSchema)
+          .optional()
+          .describe(
+            "Per agent kind (`1`, `2`, `3`, `refinery`): `{ agent, model }` — its agent (an adapter name, or an ordered fallback list) and the model of its implementer sessions, over `adapter` and `models.implementer`; a task's own `agent` and `model` win (see docs/runner.md#agents-per-task).",
+          ),
         model: modelSpecSchema
           .optional()
           .describe("A tier (low, medium, high) or a model id for every agent session without a model of its own (see docs/runner.md#model-tiers)."),
