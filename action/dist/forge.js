@@ -11,7 +11,7 @@ import {
   loadSystemPrompt,
   spawnAgent,
   startSubWorktree
-} from "./chunk-WGMBXGYC.js";
+} from "./chunk-VFLWLEDM.js";
 import {
   EXIT_CODES,
   MODELS_ENV,
@@ -19,7 +19,7 @@ import {
   modelFromEnv,
   succeeded,
   validatePlan
-} from "./chunk-WV4HNOUS.js";
+} from "./chunk-YJPOCTHW.js";
 import {
   __commonJS,
   __require,

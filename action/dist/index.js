@@ -45,7 +45,7 @@ import {
   writeFileAtomic,
   writeInAgentFolder,
   writeSignal
-} from "./chunk-WGMBXGYC.js";
+} from "./chunk-VFLWLEDM.js";
 import {
   CAPTAIN_ID,
   CAPTAIN_PLAN_ID,
@@ -110,7 +110,7 @@ import {
   taskRecordsDir,
   walkthroughFrontmatterSchema,
   walkthroughPath
-} from "./chunk-AVC5IK2B.js";
+} from "./chunk-RA5QNER7.js";
 import {
   Octokit,
   legacyRestEndpointMethods,
@@ -118,6 +118,7 @@ import {
   retry
 } from "./chunk-MOSYCUKF.js";
 import {
+  ADAPTERS,
   EXIT_CODES,
   MODELS_ENV,
   REMOVED_TASK_FIELDS,
@@ -125,11 +126,13 @@ import {
   checkFrontmatter,
   chooseModel,
   describeFrontMatterProblem,
+  dispatchAgentSchema,
   exitMeaning,
   external_exports,
   fieldPath,
   formatProblem,
   interruptedOrTimedOut,
+  kindModel,
   modelPlan,
   modelSpecSchema,
   modelsEnvValue,
@@ -147,7 +150,7 @@ import {
   validatePlan,
   writeFrontMatter,
   zodProblems
-} from "./chunk-WV4HNOUS.js";
+} from "./chunk-YJPOCTHW.js";
 import {
   getInput,
   info,
@@ -1120,6 +1123,7 @@ var dispatchContextSchema = external_exports.object({
   feedback: external_exports.array(feedbackSchema).optional().describe("A revision: what it must answer \u2014 reviews (read from GitHub by id), /forge fix messages, failing checks."),
   prNumber: external_exports.number().int().optional().describe("A revision: the PR it revises."),
   resume: resumeContextSchema.optional(),
+  agent: dispatchAgentSchema.optional(),
   budget: external_exports.object({ usd: external_exports.number().min(0).optional(), tokens: external_exports.number().int().min(0).optional() }).strict().optional().describe("The attempt's caps (the App's reckoning of the attempt, task and run budgets): the runner stops the agent past them."),
   traceparent: external_exports.string().regex(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[0-3]$/, "must be a W3C traceparent").optional().describe("The App's dispatch span (W3C Trace Context), when telemetry is on: the runner's spans join the run's trace."),
   file: external_exports.object({ path: external_exports.string().min(1), sha: external_exports.string().regex(/^[0-9a-f]{40}$/, "must be a git blob sha") }).strict().optional().describe(
@@ -1158,7 +1162,7 @@ var actionInputSchema = external_exports.object({
   ),
   attempt: external_exports.string().regex(/^[1-9][0-9]*$/, "must be a whole number from 1 (the App dispatches `attempt` as a string)").transform(Number),
   context: contextInputSchema,
-  adapter: external_exports.union([external_exports.literal(""), external_exports.enum(["claude", "codex", "gemini", "opencode", "qwen", "command"])]).transform((v) => v === "" ? void 0 : v),
+  adapter: external_exports.union([external_exports.literal(""), external_exports.enum(ADAPTERS)]).transform((v) => v === "" ? void 0 : v),
   model: external_exports.string().transform((v) => v || void 0),
   command: external_exports.string().transform((v) => v || void 0),
   anthropicApiKey: external_exports.string().transform((v) => v || void 0),
@@ -3102,6 +3106,7 @@ async function runAgent(a) {
     stop("budget", what);
   };
   let budgetStop;
+  const taskModel = a.built.frontmatter.model ?? kindModel(a.node.agentType, config.agent);
   let stopNow;
   const supervised = await supervise(
     (ctl) => {
@@ -3112,7 +3117,8 @@ async function runAgent(a) {
         workdir: a.input.workspace,
         sessionDir: a.sessionDir,
         walkthroughPath: a.walkthroughSession,
-        ...a.built.frontmatter.model !== void 0 ? { taskModel: a.built.frontmatter.model } : {},
+        // The task's own model, else its kind's (`agent.kinds.<kind>.model`).
+        ...taskModel !== void 0 ? { taskModel } : {},
         signal: ctl.signal,
         ...a.telemetry ? { traceparent: a.telemetry.traceparent } : {},
         spendFile: meter.spendFile,
@@ -3254,6 +3260,11 @@ async function checkoutAttempt(job) {
   if (named !== void 0 && named !== branch)
     throw new JobError(
       `the journal names the branch ${named} for ${taskId} attempt ${attempt}, but the run's template names ${branch}${resumed ? " (or an earlier attempt's)" : ""}`
+    );
+  const told = job.input.context.agent?.adapter;
+  if (told !== void 0 && task.attempt?.agent !== told)
+    throw new JobError(
+      `the dispatch names the agent ${told} for ${taskId} attempt ${attempt}, but the journal gives it ${task.attempt?.agent ?? "none"}`
     );
   if (journal.integrationBranch !== base)
     throw new JobError(`the journal names the integration branch ${journal.integrationBranch}, but the run's template names ${base}`);
@@ -3406,6 +3417,7 @@ function renderPrBody(input, limit = PR_BODY_LIMIT) {
     "| --- | --- |",
     `| Task | ${code(f.task_id)} |`,
     `| Run | ${code(f.run_id)} |`,
+    ...input.issue !== void 0 ? [`| Issue | #${input.issue} |`] : [],
     `| Attempt | ${f.attempt} |`,
     `| Status | ${STATUS_ICON[f.status] ?? f.status} (exit ${input.exitCode}) |`,
     `| Confidence | ${f.confidence.toFixed(2)} |`,
@@ -3570,7 +3582,8 @@ async function publishPr(a, pr, end) {
     walkthroughUrl: wtUrl,
     baseBranch: a.base,
     exitCode,
-    notes
+    notes,
+    ...a.built.frontmatter.issue !== void 0 ? { issue: a.built.frontmatter.issue } : {}
   }) : statusBody(a, "ended", { exitCode, error: error ?? exitMeaning(exitCode), headSha: recordSha, notes });
   const report = (what) => (err) => void a.warnings.push(`could not ${what}: ${err.message}`);
   await Promise.all([
@@ -3607,6 +3620,7 @@ function renderExecutionReport(f, stages, signals) {
     "| | |",
     "| --- | --- |",
     `| Outcome | exit ${f.exitCode}: ${exitMeaning(f.exitCode)} |`,
+    ...f.switched ? [`| Agent changed | from ${cell2(f.switched.from)}: ${cell2(f.switched.reason, 300)} |`] : [],
     ...f.stopped ? [`| Stopped by the runner | ${cell2(f.stopped.reason)}: ${cell2(f.stopped.detail, 200)} |`] : [],
     ...f.error ? [`| Error | ${cell2(f.error, 300)} |`] : [],
     `| Before the agent | ${secs(f.tAgent - f.t0)} |`,
@@ -3717,6 +3731,7 @@ async function recordAttempt(a, end, work, completed, verdict, reports = {}) {
     attempt,
     agentType: a.node.agentType,
     agent: end.outcome.agent ?? a.deps.agent.name,
+    ...a.input.context.agent?.switched ? { switched: a.input.context.agent.switched } : {},
     ...result.model ? { model: result.model } : {},
     traceId: attemptTraceId(a.ids),
     exitCode,
@@ -4597,6 +4612,18 @@ function resumedSection(a, r, progress2) {
     lines.push("", `The agent's ${ADAPTER_NAMES[r.session.adapter] ?? `${r.session.adapter} `}session \`${r.session.id}\` was resumed.`);
   return lines.join("\n");
 }
+function agentName(adapter) {
+  return (ADAPTER_NAMES[adapter] ?? `${adapter} `).trim() || "a command agent";
+}
+function agentSection(a, agent) {
+  if (!agent.switched) return void 0;
+  const prior = a.ids.attempt > 1 ? `attempt ${a.ids.attempt - 1}'s agent, ` : "";
+  return [
+    "## Agent",
+    "",
+    `Attempt ${a.ids.attempt} ran on ${agentName(agent.adapter)} (\`${agent.adapter}\`) instead of ${prior}${agentName(agent.switched.from)} (\`${agent.switched.from}\`): ${agent.switched.reason.replace(/\s+/g, " ")}.`
+  ].join("\n");
+}
 
 // action/src/task/summary.ts
 function renderSummary(s) {
@@ -4647,7 +4674,9 @@ async function taskJob(args) {
   const reports = await completeReports(a, end, verdict);
   const changed = work.filesChanged;
   if (revision && completed.ok) await withRevisionSection(a, revision, completed, changed);
+  const switched = a.input.context.agent ? agentSection(a, a.input.context.agent) : void 0;
   const sections = [
+    ...switched ? [switched] : [],
     ...a.input.context.resume ? [resumedSection(a, a.input.context.resume, end.outcome.progress)] : [],
     ...steering.received.length ? [steeringSection(steering.received)] : []
   ];
@@ -6059,7 +6088,7 @@ async function run(overrides = {}) {
     const [owner, repo] = jobEnv.repository.split("/");
     const github = overrides.github ?? createOctokitGitHub({ token: input.githubToken, baseUrl: jobEnv.apiUrl, owner, repo });
     const config = await loadPinnedConfig(github, input.runId);
-    const adapter = input.adapter ?? config.agent.adapter;
+    const adapter = input.context.agent?.adapter ?? input.adapter ?? config.agent.adapter;
     const model = input.model ?? config.agent.model;
     const command = input.command ?? config.agent.command;
     if (adapter === "command" && !command)

@@ -8,7 +8,7 @@ import {
   parsePlan,
   require_dist,
   signalStatusOf
-} from "./chunk-WV4HNOUS.js";
+} from "./chunk-YJPOCTHW.js";
 import {
   __toESM
 } from "./chunk-54WUDIML.js";
