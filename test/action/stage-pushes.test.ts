@@ -119,12 +119,18 @@ describe("progress pushes", () => {
     expect(report.exitCode, report.result.error).toBe(0);
     expect(report.progressPushes).toBe(2);
     const subjects = sh(w.origin, ["log", "--format=%s", `refs/heads/${w.branch}`]).split("\n");
-    expect(subjects.slice(0, 3)).toEqual([
+    // Each stage's work, and its checkpoint commit on top (docs/runner.md#checkpoints).
+    expect(subjects.slice(0, 5)).toEqual([
       "forge(t1): record attempt 1 (exit 0: success)",
+      "forge(t1): checkpoint after stage walkthrough",
       "forge(t1): work after stage walkthrough",
+      "forge(t1): checkpoint after stage implement",
       "forge(t1): work after stage implement",
     ]);
     expect(report.workSha).toBe(sh(w.origin, ["rev-parse", `refs/heads/${w.branch}~1`]));
+    // A checkpoint commit adds only the record folder's checkpoint (and the agent's notes and conversations).
+    const dir = attemptDir(RUN, "t1", 1);
+    expect(sh(w.origin, ["diff-tree", "--no-commit-id", "--name-only", "-r", `refs/heads/${w.branch}~3`])).toBe(`${dir}/checkpoint.json`);
   });
 
   it("the task sentinel runs by default after the task's own stages: it catches what they missed, the fix is pushed, result.json has its verdict", async () => {
@@ -161,7 +167,11 @@ describe("progress pushes", () => {
       ["sentinel", "success"],
     ]);
     const subjects = sh(w.origin, ["log", "--format=%s", `refs/heads/${w.branch}`]).split("\n");
-    expect(subjects.slice(0, 2)).toEqual(["forge(t1): record attempt 1 (exit 0: success)", "forge(t1): work after stage sentinel"]);
+    expect(subjects.slice(0, 3)).toEqual([
+      "forge(t1): record attempt 1 (exit 0: success)",
+      "forge(t1): checkpoint after stage sentinel",
+      "forge(t1): work after stage sentinel",
+    ]);
   });
 
   it("a stage session past its own time limit (timeouts.stage_minutes) is stopped and tried once more; its work so far stays and is pushed", async () => {
