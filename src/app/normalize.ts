@@ -15,6 +15,7 @@ import type { ForgeConfig } from "../core/schemas/config.js";
 import { withRulesetNames } from "../github/merge-rules.js";
 import type { GitHubPort } from "../github/port.js";
 import { pushBlockedReason, ruleRefusal, ruleTypesOf } from "../github/rule-refusals.js";
+import { readBranchCheckpoint, type BranchCheckpoint } from "./branch-checkpoint.js";
 
 export type { AttemptRef };
 
@@ -154,6 +155,8 @@ export async function endedJobInput(
   // An earlier revision's record at the head is no result of this job (docs/executor.md#iterations).
   if (finished && (finished.kind !== "agent.finished" || (finished.iteration ?? 0) >= iteration)) return finished;
   const { taskId, attempt } = ref;
+  // No result: the checkpoint the runner's last progress push left, for the retry to resume from (read, not trusted).
+  const cp = head ? await readBranchCheckpoint(port, ref, head).catch((): BranchCheckpoint => ({})) : {};
   const conclusion = run.conclusion ?? "no conclusion";
   const jobs = await port.endedJobs(run.id);
   // The job's page, where its log is: the tracker links it beside the reason.
@@ -167,6 +170,7 @@ export async function endedJobInput(
       reason: `the job's runner went away mid-step (${conclusion})`,
       runnerLost: true,
       ...log,
+      ...cp,
     };
   // The job failed because a rule of the repository refused its push: which rule, which branch, what a person can do.
   const refusal = jobs.errors.map(ruleRefusal).find((r) => r !== undefined);
@@ -193,6 +197,7 @@ export async function endedJobInput(
     workflowRunId: run.id,
     reason: `the job ended (${conclusion})${step} without a result`,
     ...log,
+    ...cp,
   };
 }
 
