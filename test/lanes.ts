@@ -40,6 +40,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/agent/secrets.test.ts",
     "test/agent/walkthrough.test.ts",
     "test/app/leases.test.ts",
+    "test/app/branch-checkpoint.test.ts",
     "test/app/change-request-input.test.ts",
     "test/app/linear-prepare.test.ts",
     "test/app/tracker.test.ts",
