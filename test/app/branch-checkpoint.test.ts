@@ -35,7 +35,7 @@ function port(content: string | null, msg = OURS, parents = [WORK]) {
   return {
     commit: async (sha: string) => ({ sha, message: msg, parents }),
     readFile: async (path: string, at: string) =>
-      path === PATH && at === HEAD && content !== null ? { content, sha: "f".repeat(40) } : null,
+      path === PATH && at === HEAD && content !== null ? { content, blobSha: "f".repeat(40) } : null,
   };
 }
 
