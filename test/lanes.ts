@@ -150,6 +150,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/action/sim-e2e.test.ts",
     "test/action/stage-pushes.test.ts",
     "test/action/resume.test.ts",
+    "test/action/killed-resume.test.ts",
     "test/action/telemetry.test.ts",
     "test/action/tick.e2e.test.ts",
     // The fake agent, forge from source, the real Claude Code and Codex CLIs.
