@@ -342,7 +342,7 @@ async function main(): Promise<void> {
       const r = await round();
       rounds.push(r);
       console.log(
-        `round ${i + 1}: fresh ${r.fresh} tokens · killed after verify ${r.killed} · resumed ${r.resumed} (${pct(r.resumed, r.fresh)} of fresh; by the cost Forge recorded ${(100 * r.costRatio).toFixed(1)} %) · ${r.stages}`,
+        `round ${i + 1}: fresh ${r.fresh} tokens · killed after verify ${r.killed} · resumed ${r.resumed} (${pct(r.resumed, r.fresh)} of fresh; by the cost Forge recorded ${Number.isNaN(r.costRatio) ? "n/a: the CLI reports no cost" : `${(100 * r.costRatio).toFixed(1)} %`}) · ${r.stages}`,
       );
     }
   } finally {
