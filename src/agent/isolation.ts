@@ -15,7 +15,7 @@
  */
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmod, readdir, readFile, stat } from "node:fs/promises";
+import { access, chmod, open, readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 
@@ -120,6 +120,100 @@ export function asAgentUser(u: AgentUser, command: string, args: string[], env: 
   if (u.via === "root") return { command: "setpriv", args: setpriv };
   // sudo resets PATH (secure_path): the agent's PATH is given back explicitly.
   return { command: "sudo", args: ["-n", "-E", "--", "env", `PATH=${env.PATH ?? ""}`, "setpriv", ...setpriv] };
+}
+
+/** Interpreters whose first file argument is the program they run (that file must be readable). */
+const INTERPRETERS = new Set(["node", "nodejs", "sh", "bash", "dash", "python", "python3", "perl", "ruby", "tsx", "deno", "bun"]);
+
+/** `command` as the spawn would find it on `PATH`; undefined when it is nowhere (the spawn says so itself). */
+async function resolveCommand(command: string, PATH: string | undefined): Promise<string | undefined> {
+  if (command.includes("/")) return path.resolve(command);
+  for (const dir of (PATH ?? "").split(path.delimiter).filter(Boolean)) {
+    const candidate = path.join(dir, command);
+    if (
+      await access(candidate).then(
+        () => true,
+        () => false,
+      )
+    )
+      return candidate;
+  }
+  return undefined;
+}
+
+/** The first `n` bytes of `file` (empty when it cannot be read). */
+async function firstBytes(file: string, n: number): Promise<string> {
+  const fh = await open(file, "r").catch(() => undefined);
+  if (!fh) return "";
+  try {
+    const { buffer, bytesRead } = await fh.read(Buffer.alloc(n), 0, n, 0);
+    return buffer.subarray(0, bytesRead).toString();
+  } catch {
+    return "";
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Whether the agent's user passes `test <flag> <file>` (its own uid and groups: ACLs and modes as the kernel sees them). */
+async function agentPasses(u: AgentUser, flag: "-r" | "-x", file: string): Promise<boolean> {
+  const { command, args } = asAgentUser(u, "test", [flag, file], { PATH: SYSTEM_PATH });
+  return execP(command, args, { env: { ...process.env, PATH: SYSTEM_PATH } }).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** The first folder on `file`'s path that others may not search (the usual reason the agent cannot reach it), with its mode. */
+async function closedFolder(file: string): Promise<string | undefined> {
+  const chain: string[] = [];
+  for (let a = path.dirname(file); a !== path.dirname(a); a = path.dirname(a)) chain.unshift(a);
+  for (const dir of chain) {
+    const s = await stat(dir).catch(() => undefined);
+    if (s && (s.mode & 0o001) === 0) return `${dir} has mode ${(s.mode & 0o7777).toString(8).padStart(4, "0")}`;
+  }
+  return undefined;
+}
+
+/**
+ * Why the agent's user cannot start `command args` (undefined when it can): the command must be
+ * executable by it, and the program an interpreter runs (`node agent.mjs`) readable. A folder the
+ * runner made with mode 0700 (mkdtemp) is the usual cause, and the message names it: run as the
+ * runner's user, the same session would have worked, so the job says why instead of failing
+ * obscurely inside the agent.
+ */
+export async function unreachableCommand(
+  u: AgentUser,
+  command: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Promise<string | undefined> {
+  const resolved = await resolveCommand(command, env.PATH);
+  if (!resolved) return undefined;
+  const checks: Array<["-r" | "-x", string]> = [["-x", resolved]];
+  // A script (`#!`) is read by its interpreter, as the agent's user.
+  if ((await firstBytes(resolved, 2)) === "#!") checks.push(["-r", resolved]);
+  if (INTERPRETERS.has(path.basename(resolved))) {
+    const program = args.find((a) => !a.startsWith("-"));
+    if (
+      program &&
+      (await stat(path.resolve(program)).then(
+        (s) => s.isFile(),
+        () => false,
+      ))
+    )
+      checks.push(["-r", path.resolve(program)]);
+  }
+  for (const [flag, file] of checks) {
+    if (await agentPasses(u, flag, file)) continue;
+    const folder = await closedFolder(file);
+    return (
+      `the agent's command ${file} cannot be ${flag === "-x" ? "run" : "read"} by the agent's own OS user ${u.user} ` +
+      `(agent.isolation runs every agent session as that user)${folder ? `: ${folder}` : ""}. ` +
+      "Install the agent where every user can read it (chmod o+rx on its folders), or set agent.isolation: none in .github/forge.yml."
+    );
+  }
+  return undefined;
 }
 
 /** Sends a signal to a process group owned by the agent's user (the runner may not signal it itself). */

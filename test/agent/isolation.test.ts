@@ -17,6 +17,7 @@ import {
   type AgentUser,
 } from "../../src/agent/isolation.js";
 import { runRepoCommand } from "../../src/agent/repo-command.js";
+import { spawnAgent } from "../../src/agent/spawn/index.js";
 import { cleanupTempDirs, tempDir } from "./helpers.js";
 
 const PRIVILEGED = process.getuid?.() === 0 || spawnSync("sudo", ["-n", "true"]).status === 0;
@@ -177,4 +178,65 @@ describe("a repository command", () => {
     expect(r.output).not.toContain("line-0-");
     expect(r.output).toMatch(/\[stderr\]\ndone\n$/);
   });
+});
+
+describe("an agent its own user cannot reach", () => {
+  it(
+    "ends the session with the reason — the closed folder named — instead of failing inside the agent; reachable, it runs",
+    { timeout: 30_000 },
+    async (ctx) => {
+      const u = await agentUser(ctx);
+      const dir = tempDir("forge-iso-");
+      // The runner's own folder, as mkdtemp makes it (0700), holding the agent's program.
+      const hidden = path.join(dir, "hidden");
+      mkdirSync(hidden, { mode: 0o700 });
+      chmodSync(hidden, 0o700);
+      chmodSync(dir, 0o755);
+      const agent = path.join(hidden, "agent.mjs");
+      writeFileSync(agent, "console.log(process.getuid());\n");
+      chmodSync(agent, 0o644);
+      const work = path.join(dir, "work");
+      mkdirSync(work);
+      const spawnAs = () =>
+        spawnAgent({
+          adapter: "command",
+          command: process.execPath,
+          args: [agent],
+          prompt: "p",
+          cwd: work,
+          sessionDir: path.join(dir, `session-${Math.random().toString(16).slice(2)}`),
+          env: { PATH: process.env.PATH },
+          forgeCli: false,
+          runAs: u,
+        });
+      const closed = await spawnAs();
+      expect(closed.exitCode).toBe(1);
+      expect(closed.error?.code).toBe("spawn_failed");
+      expect(closed.error?.message).toContain(`${agent} cannot be read by the agent's own OS user ${u.user}`);
+      expect(closed.error?.message).toContain(`${hidden} has mode 0700`);
+      expect(closed.error?.message).toContain("agent.isolation: none");
+      // The folders handed over for the session are the runner's again.
+      expect(statSync(work).uid).toBe(process.getuid!());
+      chmodSync(hidden, 0o755);
+      const open = await spawnAs();
+      expect(open.error).toBeUndefined();
+      expect(open.exitCode).toBe(0);
+      // A script its user may execute but not read: its interpreter could not read it.
+      const script = path.join(hidden, "agent.sh");
+      writeFileSync(script, "#!/bin/sh\necho hi\n");
+      chmodSync(script, 0o711);
+      const unreadable = await spawnAgent({
+        adapter: "command",
+        command: script,
+        args: [],
+        prompt: "p",
+        cwd: work,
+        sessionDir: path.join(dir, "session-script"),
+        env: { PATH: process.env.PATH },
+        forgeCli: false,
+        runAs: u,
+      });
+      expect(unreadable.error?.message).toContain(`${script} cannot be read by the agent's own OS user`);
+    },
+  );
 });

@@ -6,8 +6,9 @@
 import { mkdirSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import path from "node:path";
+import { EXIT_CODES } from "../../core/exit-codes.js";
 import { HIERARCHY_ENV } from "../hierarchy-service.js";
-import { asAgentUser, handOver, killAgentProcesses, signalAgentGroup, takeBack, type AgentUser } from "../isolation.js";
+import { asAgentUser, handOver, killAgentProcesses, signalAgentGroup, takeBack, unreachableCommand, type AgentUser } from "../isolation.js";
 import { isPartialChunk } from "../adapters/claude.js";
 import { readAgentFile } from "../agent-files.js";
 import { carrySession, MAX_CARRIED_SESSION_BYTES, restoreSession } from "../agent-sessions.js";
@@ -49,7 +50,14 @@ export async function runAgentOnce(sc: SpawnContext, p: PreparedSpawn): Promise<
   const env = isolated?.env ?? p.invocation.env;
   // A resumed session's conversation, carried from the earlier job, goes where the CLI looks for it.
   if (options.resumeSession && options.resumeFile) await restoreCarried(sc, p, env);
-  if (isolated) await handOver(isolated.user, isolated.dirs);
+  if (isolated) {
+    await handOver(isolated.user, isolated.dirs);
+    const why = await unreachableCommand(isolated.user, p.invocation.command, p.invocation.args, env);
+    if (why) {
+      await takeBack(isolated.user, isolated.dirs);
+      return { done: await finish(sc, EXIT_CODES.FAILURE, { error: { code: "spawn_failed", message: why } }) };
+    }
+  }
   const outcome: ProcessOutcome = await runProcess({
     command: isolated?.command ?? p.invocation.command,
     args: isolated?.args ?? p.invocation.args,
