@@ -13,7 +13,7 @@ import { checkpointPath, TRAILERS, type AttemptRef } from "../core/layout.js";
 import { formatProblem, zodProblems } from "../core/problems.js";
 import { checkpointSchema, MAX_CHECKPOINT_BYTES, type Checkpoint } from "../core/schemas/checkpoint.js";
 import type { GitHubPort } from "../github/port.js";
-import { parseTrailers } from "./normalize.js";
+import { parseTrailers } from "./trailers.js";
 
 /** What the branch head says of the attempt's last checkpoint; empty when the head is no checkpoint commit of the attempt. */
 export interface BranchCheckpoint {

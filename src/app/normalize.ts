@@ -16,6 +16,9 @@ import { withRulesetNames } from "../github/merge-rules.js";
 import type { GitHubPort } from "../github/port.js";
 import { pushBlockedReason, ruleRefusal, ruleTypesOf } from "../github/rule-refusals.js";
 import { readBranchCheckpoint, type BranchCheckpoint } from "./branch-checkpoint.js";
+import { parseTrailers } from "./trailers.js";
+
+export { parseTrailers };
 
 export type { AttemptRef };
 
@@ -63,18 +66,6 @@ export function notTheAttemptsJob(
 /** The workflow file a run's path names: GitHub may add the ref to some runs' (`….yml@refs/heads/main`). */
 export function workflowFile(path: string | null | undefined): string | undefined {
   return path ? path.replace(/@.*$/, "") : undefined;
-}
-
-/** `Key: value` trailers of a commit message (the last paragraph). */
-export function parseTrailers(message: string): Record<string, string> {
-  const paragraphs = message.trimEnd().split(/\n\s*\n/);
-  const last = paragraphs[paragraphs.length - 1] ?? "";
-  const out: Record<string, string> = {};
-  for (const line of last.split("\n")) {
-    const m = /^([A-Za-z][A-Za-z0-9-]*):\s*(.*)$/.exec(line.trim());
-    if (m) out[m[1]!] = m[2]!.trim();
-  }
-  return out;
 }
 
 /** The attempt a record commit reports on, when the message carries Forge's trailers. */

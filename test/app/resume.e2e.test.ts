@@ -111,6 +111,34 @@ describe("Forge App: resuming a retry", () => {
   });
 
   it(
+    "a failure of the work (exit 1) starts fresh by default; a task whose retry_policy resumes failures continues on its PR",
+    T,
+    async () => {
+      const failsOnce = (id: string, attempt: number): Script =>
+        attempt === 1
+          ? {
+              kind: "exit",
+              code: 1,
+              error: "tests red",
+              files: { [`src/${id}-part.ts`]: "x\n" },
+              checkpoint: { completed: ["implement"], pending: ["verify"] },
+            }
+          : { kind: "success" };
+      h = await startHarness(failsOnce, { config: NO_BACKOFF });
+      const plan = planFiles("mini", { a: [], c: [] });
+      const c = Object.keys(plan).find((p) => p.endsWith("tasks/c.md"))!;
+      plan[c] = plan[c]!.replace(/^---\n/, "---\nretry_policy:\n  failure: resume\n");
+      await h.pushFiles(plan, "Add plan");
+      const j = await h.waitFor((x) => x.status === "completed");
+      expect(task(j, "a").attempt).toMatchObject({ branch: `forge/${j.runId}/a/2` });
+      expect(task(j, "c").attempt).toMatchObject({ branch: `forge/${j.runId}/c/1`, resumed: { reason: "failure", stage: "verify" } });
+      expect(await pullsOf(h, `forge/${j.runId}/c/1`)).toHaveLength(1);
+    },
+  );
+});
+
+describe("Forge App: a runner killed between stages", () => {
+  it(
     "a runner killed after its first stage's push: the retry resumes from the checkpoint commit it left, at stage 2, on the same branch and PR, with the agent's session",
     T,
     async () => {
@@ -204,32 +232,6 @@ describe("Forge App: resuming a retry", () => {
           .find((b) => b.startsWith(`Forge did not resume \`${id}\` from the checkpoint attempt 1 left, which it refused: `));
         expect(said).toMatch(why[id]!);
       }
-    },
-  );
-
-  it(
-    "a failure of the work (exit 1) starts fresh by default; a task whose retry_policy resumes failures continues on its PR",
-    T,
-    async () => {
-      const failsOnce = (id: string, attempt: number): Script =>
-        attempt === 1
-          ? {
-              kind: "exit",
-              code: 1,
-              error: "tests red",
-              files: { [`src/${id}-part.ts`]: "x\n" },
-              checkpoint: { completed: ["implement"], pending: ["verify"] },
-            }
-          : { kind: "success" };
-      h = await startHarness(failsOnce, { config: NO_BACKOFF });
-      const plan = planFiles("mini", { a: [], c: [] });
-      const c = Object.keys(plan).find((p) => p.endsWith("tasks/c.md"))!;
-      plan[c] = plan[c]!.replace(/^---\n/, "---\nretry_policy:\n  failure: resume\n");
-      await h.pushFiles(plan, "Add plan");
-      const j = await h.waitFor((x) => x.status === "completed");
-      expect(task(j, "a").attempt).toMatchObject({ branch: `forge/${j.runId}/a/2` });
-      expect(task(j, "c").attempt).toMatchObject({ branch: `forge/${j.runId}/c/1`, resumed: { reason: "failure", stage: "verify" } });
-      expect(await pullsOf(h, `forge/${j.runId}/c/1`)).toHaveLength(1);
     },
   );
 });

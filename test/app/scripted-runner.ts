@@ -47,8 +47,7 @@ export type Script =
     }
   /** The job's step fails and the job ends without a result (nothing pushed). */
   | { kind: "lost" }
-  /** The runner machine dies mid-step: GitHub fails the job later, its "Run Forge" step left unfinished (after a stage's push). */
-  | { kind: "killed"; afterStage?: StageCheckpoint }
+  | { kind: "killed"; afterStage?: StageCheckpoint } // the runner dies mid-step (after a stage's push): its "Run Forge" step left unfinished
   | { kind: "rate_limited"; untilMs: number }
   | { kind: "never_start" }
   /** A Captain: commit files on its branch and open a PR to `base` (no record commit). */
