@@ -130,7 +130,11 @@ describe("progress pushes", () => {
     expect(report.workSha).toBe(sh(w.origin, ["rev-parse", `refs/heads/${w.branch}~1`]));
     // A checkpoint commit adds only the record folder's checkpoint (and the agent's notes and conversations).
     const dir = attemptDir(RUN, "t1", 1);
-    expect(sh(w.origin, ["diff-tree", "--no-commit-id", "--name-only", "-r", `refs/heads/${w.branch}~3`])).toBe(`${dir}/checkpoint.json`);
+    expect(
+      sh(w.origin, ["diff-tree", "--no-commit-id", "--name-only", "-r", `refs/heads/${w.branch}~3`])
+        .split("\n")
+        .sort(),
+    ).toEqual([`${dir}/agent/progress-notes.md`, `${dir}/checkpoint.json`]);
   });
 
   it("a stage session past its own time limit (timeouts.stage_minutes) is stopped and tried once more; its work so far stays and is pushed", async () => {
