@@ -119,7 +119,7 @@ describe("progress pushes", () => {
     expect(report.exitCode, report.result.error).toBe(0);
     expect(report.progressPushes).toBe(2);
     const subjects = sh(w.origin, ["log", "--format=%s", `refs/heads/${w.branch}`]).split("\n");
-    // Each stage's work, and its checkpoint commit on top (docs/runner.md#checkpoints).
+    // Each stage's work, and its checkpoint commit on top, which adds only record files (docs/runner.md#progress-pushes).
     expect(subjects.slice(0, 5)).toEqual([
       "forge(t1): record attempt 1 (exit 0: success)",
       "forge(t1): checkpoint after stage walkthrough",
@@ -128,7 +128,6 @@ describe("progress pushes", () => {
       "forge(t1): work after stage implement",
     ]);
     expect(report.workSha).toBe(sh(w.origin, ["rev-parse", `refs/heads/${w.branch}~1`]));
-    // A checkpoint commit adds only the record folder's checkpoint (and the agent's notes and conversations).
     const dir = attemptDir(RUN, "t1", 1);
     expect(
       sh(w.origin, ["diff-tree", "--no-commit-id", "--name-only", "-r", `refs/heads/${w.branch}~3`])
