@@ -40,6 +40,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/agent/secrets.test.ts",
     "test/agent/walkthrough.test.ts",
     "test/app/leases.test.ts",
+    "test/app/branch-checkpoint.test.ts",
     "test/app/change-request-input.test.ts",
     "test/app/linear-prepare.test.ts",
     "test/app/tracker.test.ts",
@@ -151,6 +152,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/action/sim-e2e.test.ts",
     "test/action/stage-pushes.test.ts",
     "test/action/resume.test.ts",
+    "test/action/killed-resume.test.ts",
     "test/action/telemetry.test.ts",
     "test/action/tick.e2e.test.ts",
     // The fake agent, forge from source, the real Claude Code and Codex CLIs.

@@ -76,7 +76,15 @@ export function agentLost(s: Step, input: InputOf<"agent.lost">): void {
   if (i === undefined || s.task(i).status !== "RUNNING") return;
   // A runner that went away mid-step is a loss of liveness (STALE); a job that ran to its end without a result failed.
   const logUrl = input.logUrl ? { logUrl: input.logUrl } : {};
-  if (input.runnerLost) return stale(s, i, input.kind, input.reason, input.logUrl, { cls: "lost" });
+  // What the job's last progress push left (its checkpoint commit at the branch head), checked before a retry resumes from it.
+  const ev: ResumeEvidence = {
+    cls: "lost",
+    checkpoint: input.checkpoint,
+    checkpointProblem: input.checkpointProblem,
+    recordSha: input.checkpointSha,
+    pushedSha: input.pushedSha,
+  };
+  if (input.runnerLost) return stale(s, i, input.kind, input.reason, input.logUrl, ev);
   // A rule of the repository refused the job's push: another attempt would meet it again. The task
   // waits for a person, saying why on its PR (or the tracker) and the tracker; `/forge retry` tries again.
   if (input.blockedBy) {
@@ -85,7 +93,7 @@ export function agentLost(s: Step, input: InputOf<"agent.lost">): void {
     s.effect(effects.postComment("push-blocked", attemptRef(t), pushBlockedComment(t.id, input.blockedBy)));
     return;
   }
-  return fail(s, i, input.kind, { error: input.reason, retryable: true, counted: true, ...logUrl, resume: { cls: "lost" } });
+  return fail(s, i, input.kind, { error: input.reason, retryable: true, counted: true, ...logUrl, resume: ev });
 }
 
 export function agentFinished(s: Step, input: InputOf<"agent.finished">): void {
