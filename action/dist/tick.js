@@ -21,6 +21,7 @@ import {
   JOURNAL_VERSION,
   JournalPartsError,
   LABELS,
+  MAX_CHECKPOINT_BYTES,
   PROTECTED_PATHS,
   SPLIT_AT,
   TRAILERS,
@@ -39,6 +40,8 @@ import {
   captainId,
   changeRequestFrontmatterSchema,
   checkRunName,
+  checkpointPath,
+  checkpointSchema,
   clearedForRefinery,
   defaultConfig,
   eventSegmentFile,
@@ -90,7 +93,7 @@ import {
   steeringComment,
   stripForgeMarkers,
   walkthroughPath
-} from "./chunk-RA5QNER7.js";
+} from "./chunk-KSYJKTFJ.js";
 import {
   Octokit,
   RequestError,
@@ -16657,6 +16660,11 @@ function pushBlockedComment(taskId, reason) {
 
 Forge does not retry it by itself (the same push would be refused again): once the rule lets it through, comment \`/forge retry ${taskId}\`.`;
 }
+function checkpointRefusedComment(taskId, attempt, reason) {
+  return `Forge did not resume \`${taskId}\` from the checkpoint attempt ${attempt} left, which it refused: ${reason}.
+
+The next attempt starts fresh, on a new branch and pull request; nothing the refused checkpoint says is used.`;
+}
 function mergeRefusedComment(taskId, attempt, error) {
   return `Forge did not merge \`${taskId}\` (attempt ${attempt}): ${error}. Check the new head and merge the pull request yourself (Forge then carries on), or comment \`/forge cancel\` on the run's tracker to stop the run.`;
 }
@@ -17260,8 +17268,13 @@ function planResume(s2, i, ev) {
   const a = t.attempt;
   if (!a) return keep({});
   const priorRunId = a.revision.workflowRunId;
-  const why = node.kind === "refinery" ? "a refinery's attempt starts fresh (its upstreams are merged when its branch is cut)" : a.revision.iteration > 0 ? "a revision that ended so is retried fresh" : priorRunId === void 0 ? "its job never ran" : ev.checkpointProblem !== void 0 ? `its checkpoint was refused: ${ev.checkpointProblem}` : void 0;
+  const why = node.kind === "refinery" ? "a refinery's attempt starts fresh (its upstreams are merged when its branch is cut)" : a.revision.iteration > 0 ? "a revision that ended so is retried fresh" : priorRunId === void 0 ? "its job never ran" : void 0;
   if (why) return keep({ fresh: why });
+  const refuse = (problem) => {
+    s2.effect(postComment("checkpoint-refused", attemptRef(t), checkpointRefusedComment(t.id, t.attempts, problem)));
+    keep({ fresh: `its checkpoint was refused: ${problem}` });
+  };
+  if (ev.checkpointProblem !== void 0) return refuse(ev.checkpointProblem);
   const cp = ev.checkpoint;
   if (cp) {
     const problems = checkpointProblems(cp, {
@@ -17272,7 +17285,7 @@ function planResume(s2, i, ev) {
       maxDepth: s2.config.agent.max_depth,
       pushedSha: ev.pushedSha
     });
-    if (problems.length) return keep({ fresh: `its checkpoint was refused: ${problems.join("; ")}` });
+    if (problems.length) return refuse(problems.join("; "));
   }
   const session = cp?.agent_session && cp.agent_session.adapter === nextAgent(s2, i) ? cp.agent_session : void 0;
   keep({
@@ -18043,14 +18056,21 @@ function agentLost(s2, input) {
   const i = currentRevision(s2, input);
   if (i === void 0 || s2.task(i).status !== "RUNNING") return;
   const logUrl = input.logUrl ? { logUrl: input.logUrl } : {};
-  if (input.runnerLost) return stale(s2, i, input.kind, input.reason, input.logUrl, { cls: "lost" });
+  const ev = {
+    cls: "lost",
+    checkpoint: input.checkpoint,
+    checkpointProblem: input.checkpointProblem,
+    recordSha: input.checkpointSha,
+    pushedSha: input.pushedSha
+  };
+  if (input.runnerLost) return stale(s2, i, input.kind, input.reason, input.logUrl, ev);
   if (input.blockedBy) {
     fail(s2, i, input.kind, { error: input.blockedBy, retryable: false, hold: "blocked", ...logUrl });
     const t = s2.task(i);
     s2.effect(postComment("push-blocked", attemptRef(t), pushBlockedComment(t.id, input.blockedBy)));
     return;
   }
-  return fail(s2, i, input.kind, { error: input.reason, retryable: true, counted: true, ...logUrl, resume: { cls: "lost" } });
+  return fail(s2, i, input.kind, { error: input.reason, retryable: true, counted: true, ...logUrl, resume: ev });
 }
 function agentFinished(s2, input) {
   const i = currentRevision(s2, input);
@@ -20928,6 +20948,43 @@ function answer(batch, first) {
   }
 }
 
+// src/app/trailers.ts
+function parseTrailers(message) {
+  const paragraphs = message.trimEnd().split(/\n\s*\n/);
+  const last = paragraphs[paragraphs.length - 1] ?? "";
+  const out = {};
+  for (const line of last.split("\n")) {
+    const m = /^([A-Za-z][A-Za-z0-9-]*):\s*(.*)$/.exec(line.trim());
+    if (m) out[m[1]] = m[2].trim();
+  }
+  return out;
+}
+
+// src/app/branch-checkpoint.ts
+async function readBranchCheckpoint(port, ref, head, commit) {
+  const c = commit ?? await port.commit(head);
+  const t = parseTrailers(c.message);
+  const stage = t[TRAILERS.checkpoint];
+  if (stage === void 0 || t.Run !== ref.runId || t.Task !== ref.taskId || t.Attempt !== String(ref.attempt)) return {};
+  const refused2 = (why) => ({ checkpointProblem: `the checkpoint commit ${head.slice(0, 12)} ${why}` });
+  if (c.parents.length !== 1) return refused2(`has ${c.parents.length} parents, not the one a checkpoint commit has`);
+  const path2 = checkpointPath(ref.runId, ref.taskId, ref.attempt);
+  const file = await port.readFile(path2, head);
+  if (!file) return refused2(`has no ${path2}`);
+  const bytes = Buffer.byteLength(file.content, "utf8");
+  if (bytes > MAX_CHECKPOINT_BYTES)
+    return refused2(`holds a ${path2} of ${bytes} bytes, over the ${MAX_CHECKPOINT_BYTES} a checkpoint may have`);
+  let raw;
+  try {
+    raw = JSON.parse(file.content);
+  } catch (e) {
+    return refused2(`holds a ${path2} that is not JSON: ${e.message.slice(0, 200)}`);
+  }
+  const parsed = checkpointSchema.safeParse(raw);
+  if (!parsed.success) return refused2(`holds no checkpoint: ${formatProblem(zodProblems(parsed.error, path2)[0]).slice(0, 500)}`);
+  return { checkpoint: parsed.data, checkpointSha: head, pushedSha: c.parents[0] };
+}
+
 // src/app/normalize.ts
 function agentWorkflowPath(config2) {
   return config2.workflow.startsWith(".github/") ? config2.workflow : `.github/workflows/${config2.workflow}`;
@@ -20944,16 +21001,6 @@ function notTheAttemptsJob(run2, expected) {
 }
 function workflowFile(path2) {
   return path2 ? path2.replace(/@.*$/, "") : void 0;
-}
-function parseTrailers(message) {
-  const paragraphs = message.trimEnd().split(/\n\s*\n/);
-  const last = paragraphs[paragraphs.length - 1] ?? "";
-  const out = {};
-  for (const line of last.split("\n")) {
-    const m = /^([A-Za-z][A-Za-z0-9-]*):\s*(.*)$/.exec(line.trim());
-    if (m) out[m[1]] = m[2].trim();
-  }
-  return out;
 }
 function recordOf(message) {
   const t = parseTrailers(message);
@@ -21003,6 +21050,7 @@ async function endedJobInput(port, ref, branch, run2, iteration = 0) {
   const finished = head ? await recordInput(port, ref, head) : void 0;
   if (finished && (finished.kind !== "agent.finished" || (finished.iteration ?? 0) >= iteration)) return finished;
   const { taskId, attempt } = ref;
+  const cp = head ? await readBranchCheckpoint(port, ref, head).catch(() => ({})) : {};
   const conclusion = run2.conclusion ?? "no conclusion";
   const jobs = await port.endedJobs(run2.id);
   const log = jobs.failed?.htmlUrl ? { logUrl: jobs.failed.htmlUrl } : {};
@@ -21014,7 +21062,8 @@ async function endedJobInput(port, ref, branch, run2, iteration = 0) {
       workflowRunId: run2.id,
       reason: `the job's runner went away mid-step (${conclusion})`,
       runnerLost: true,
-      ...log
+      ...log,
+      ...cp
     };
   const refusal2 = jobs.errors.map(ruleRefusal).find((r) => r !== void 0);
   if (refusal2) {
@@ -21039,7 +21088,8 @@ async function endedJobInput(port, ref, branch, run2, iteration = 0) {
     attempt,
     workflowRunId: run2.id,
     reason: `the job ended (${conclusion})${step} without a result`,
-    ...log
+    ...log,
+    ...cp
   };
 }
 function finishedInput(ref, read, recordSha, recordParent) {

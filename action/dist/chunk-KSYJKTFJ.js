@@ -1867,6 +1867,7 @@ var taskRecordsDir = (runId, taskId) => `.forge/runs/${runId}/${taskId}`;
 var attemptDir = (runId, taskId, attempt) => `${taskRecordsDir(runId, taskId)}/${attempt}`;
 var walkthroughPath = (runId, taskId, attempt) => `${attemptDir(runId, taskId, attempt)}/walkthrough.md`;
 var resultPath = (runId, taskId, attempt) => `${attemptDir(runId, taskId, attempt)}/result.json`;
+var checkpointPath = (runId, taskId, attempt) => `${attemptDir(runId, taskId, attempt)}/checkpoint.json`;
 var executionReportPath = (runId, taskId, attempt) => `${attemptDir(runId, taskId, attempt)}/execution-report.md`;
 var planDir = (planId) => `.forge/plans/${planId}`;
 function parsePlanPath(path) {
@@ -1901,7 +1902,9 @@ var TRAILERS = {
   agent: "Forge-Agent",
   exit: "Forge-Exit",
   /** A revision of the attempt on its PR (docs/executor.md#iterations); absent on the attempt's first run. */
-  iteration: "Forge-Iteration"
+  iteration: "Forge-Iteration",
+  /** The runner's checkpoint commit after a stage (the stage's name): it adds only the attempt's checkpoint and its agent's conversation. */
+  checkpoint: "Forge-Checkpoint"
 };
 var DISPATCH_INPUTS = {
   runId: "run_id",
@@ -2122,15 +2125,16 @@ function bounded(text, max) {
 
 // src/core/schemas/checkpoint.ts
 var CHECKPOINT_VERSION = 1;
+var MAX_CHECKPOINT_BYTES = 16 * 1024;
 var sha = external_exports.string().regex(/^[0-9a-f]{40}$/);
 var stage = external_exports.string().regex(/^[a-z][a-z-]{0,31}$/);
 var SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 var checkpointSchema = external_exports.object({
   checkpoint_version: external_exports.literal(CHECKPOINT_VERSION).describe("Checkpoint format version."),
-  created_at: external_exports.string().describe("When it was written (ISO-8601)."),
-  run_id: external_exports.string().min(1).describe("The run."),
-  task_id: external_exports.string().min(1).describe("The task."),
-  attempt: external_exports.number().int().min(1).describe("The attempt that wrote it."),
+  created_at: external_exports.string().max(40).describe("When it was written (ISO-8601)."),
+  run_id: external_exports.string().min(1).max(200).describe("The run."),
+  task_id: external_exports.string().min(1).max(200).describe("The task."),
+  attempt: external_exports.number().int().min(1).max(1e4).describe("The attempt that wrote it."),
   trace_id: external_exports.string().regex(/^[0-9a-f]{16}$/).describe("The attempt's trace id."),
   completed_stages: external_exports.array(external_exports.object({ name: stage.describe("The stage."), exit_code: external_exports.number().int().describe("The stage's exit code.") }).strict()).max(32).describe("Stages that ended well (exit 0 or 12), in order."),
   pending_stages: external_exports.array(stage).max(32).describe("Stages still to run, in order: a resumed attempt starts at the first."),
@@ -3270,6 +3274,7 @@ export {
   attemptDir,
   walkthroughPath,
   resultPath,
+  checkpointPath,
   executionReportPath,
   planDir,
   parsePlanPath,
@@ -3291,6 +3296,7 @@ export {
   feedbackSchema,
   bounded,
   CHECKPOINT_VERSION,
+  MAX_CHECKPOINT_BYTES,
   checkpointSchema,
   resumeContextSchema,
   liveProgressLine,
