@@ -142,12 +142,14 @@ export async function endedJobInput(
   iteration = 0,
 ): Promise<LeafInput> {
   const head = await port.branchHead(branch);
-  const finished = head ? await recordInput(port, ref, head) : undefined;
+  // The head commit, read once: for the record and for the checkpoint.
+  const commit = head ? await port.commit(head) : undefined;
+  const finished = head ? await recordInput(port, ref, head, commit) : undefined;
   // An earlier revision's record at the head is no result of this job (docs/executor.md#iterations).
   if (finished && (finished.kind !== "agent.finished" || (finished.iteration ?? 0) >= iteration)) return finished;
   const { taskId, attempt } = ref;
   // No result: the checkpoint the runner's last progress push left, for the retry to resume from (read, not trusted).
-  const cp = head ? await readBranchCheckpoint(port, ref, head).catch((): BranchCheckpoint => ({})) : {};
+  const cp = head ? await readBranchCheckpoint(port, ref, head, commit).catch((): BranchCheckpoint => ({})) : {};
   const conclusion = run.conclusion ?? "no conclusion";
   const jobs = await port.endedJobs(run.id);
   // The job's page, where its log is: the tracker links it beside the reason.

@@ -99,7 +99,14 @@ describe("push", () => {
     expect(taskOf(j1.journal, "a")).toMatchInlineSnapshot(`
       {
         "agentMs": 540000,
+        "agents": [
+          {
+            "agent": "claude",
+            "attempt": 1,
+          },
+        ],
         "attempt": {
+          "agent": "claude",
           "branch": "forge/mini-c0ffee0/a/1",
           "recordSha": "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1",
           "revision": {
