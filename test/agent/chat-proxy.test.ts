@@ -5,8 +5,9 @@
 // parsers on the lines their real binaries print.
 import { afterEach, describe, expect, it } from "vitest";
 import { agentAccess } from "../../action/src/agent-access.js";
-import { OpencodeJsonParser } from "../../src/agent/adapters/opencode.js";
-import { QwenStreamParser } from "../../src/agent/adapters/qwen.js";
+import { opencodeArgs, OpencodeJsonParser } from "../../src/agent/adapters/opencode.js";
+import { qwenExcludedTools, QwenStreamParser } from "../../src/agent/adapters/qwen.js";
+import { allowedToolsFor } from "../../src/agent/hierarchy.js";
 import { startModelProxy } from "../../src/agent/model-proxy.js";
 import { detectRateLimit } from "../../src/agent/rate-limit.js";
 import { startChatServer } from "../../src/fake-agents/chat/index.js";
@@ -156,5 +157,23 @@ describe("the output of opencode and Qwen Code", () => {
     );
     expect(result[0]).toMatchObject({ kind: "result", tokens: { input: 900, output: 40 } });
     expect(p.finish(0)).toMatchObject({ ok: true, turns: 2, sessionId: "q1", model: "qwen3-coder-plus", result: "ok" });
+  });
+
+  it("gives opencode its prompt on stdin: a message argument with a space would reach the model quoted", () => {
+    const prompt = '---\nid: t1\ntitle: "Greet: say hello"\n---\nWrite it.';
+    const { args, stdin } = opencodeArgs({ prompt, model: "m", resumeSession: "ses_1" });
+    expect(stdin).toBe(prompt);
+    expect(args).toEqual(["run", "--format", "json", "--pure", "-m", "forge/m", "-s", "ses_1"]);
+  });
+
+  it("never excludes a Qwen Code rule that would take an allowed tool with it (`edit` covers write_file)", () => {
+    // A sentinel may Write (its audit report), not Edit: excluding `edit` would deny write_file too.
+    const sentinel = qwenExcludedTools(allowedToolsFor("sentinel"));
+    expect(sentinel).not.toContain("edit");
+    expect(sentinel).not.toContain("write_file");
+    expect(sentinel).toEqual(expect.arrayContaining(["notebook_edit", "todo_write", "web_fetch", "agent"]));
+    const type1 = qwenExcludedTools(allowedToolsFor("1"));
+    expect(type1).not.toEqual(expect.arrayContaining(["edit"]));
+    expect(type1).toEqual(expect.arrayContaining(["web_fetch", "agent"]));
   });
 });

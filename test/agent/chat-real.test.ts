@@ -93,6 +93,9 @@ function chatEnv(url: string): Record<string, string> {
   return { ...offlineChatEnv(url, home), GITHUB_TOKEN: "ghs_notForAgents0123456789abcdefghij" };
 }
 
+/** The task: a quoted title with a colon, as plans write them (a CLI that quoted the prompt would break its YAML). */
+const TASK = '---\nid: t1\ntitle: "Greet: say hello"\n---\n## Description\nCreate src/greet.ts exporting greet().';
+
 const WALKTHROUGH = [
   "---",
   "task_id: t1",
@@ -124,14 +127,15 @@ const WALKTHROUGH = [
   "",
 ].join("\n");
 
-/** implement writes and edits `file`, verify runs a command, walkthrough writes one; each session's system text goes to `systemTexts`. */
-function type1Script(cli: Cli, file: string, systemTexts: string[]): (req: ChatTurnRequest) => ChatTurn {
+/** implement writes and edits `file`, verify runs a command, walkthrough writes one; each session's system text goes to `systemTexts`, its prompt to `prompts`. */
+function type1Script(cli: Cli, file: string, systemTexts: string[], prompts: string[] = []): (req: ChatTurnRequest) => ChatTurn {
   const stageOf = (req: ChatTurnRequest) => /Stage: \*\*([a-z-]+)\*\*/.exec(req.userText)?.[1] ?? "unknown";
   const walkthroughPathOf = (req: ChatTurnRequest) => /- Walkthrough: (\S+)/.exec(req.userText)![1]!;
   return (req) => {
     const stage = stageOf(req);
     const k = req.turn;
     if (k === 0) systemTexts.push(req.systemText);
+    if (k === 0) prompts.push(req.userText);
     if (stage === "implement") {
       if (k === 0) return { text: "I'll create the module.", toolCalls: [cli.write(file, 'export const greet = () => "hello";\n')] };
       if (k === 1) return { toolCalls: [cli.edit(file, '"hello"', '"hello from forge"')] };
@@ -158,7 +162,8 @@ describe.each(CLIS)("$adapter adapter with the real CLI", (cli) => {
   it("runs a type-1 stage sequence whose tool calls write, edit and run commands, and ends with a valid walkthrough", async () => {
     const file = path.join(repo, "src", "greet.ts");
     const systemTexts: string[] = [];
-    const script = type1Script(cli, file, systemTexts);
+    const prompts: string[] = [];
+    const script = type1Script(cli, file, systemTexts, prompts);
     server = await startChatServer({ script: [script, script, script, script] });
     const events: ProgressEvent[] = [];
     const sessionDir = path.join(tempDir("forge-chat-session-"), "session");
@@ -170,7 +175,7 @@ describe.each(CLIS)("$adapter adapter with the real CLI", (cli) => {
         taskId: "t1",
         attempt: 1,
         title: "Greet",
-        task: "---\nid: t1\n---\n## Description\nCreate src/greet.ts exporting greet().",
+        task: TASK,
         testCommand: "node --check src/greet.ts",
       },
       workdir: repo,
@@ -219,6 +224,9 @@ describe.each(CLIS)("$adapter adapter with the real CLI", (cli) => {
       .trim();
     expect(systemTexts).toHaveLength(3);
     for (const text of systemTexts) expect(text).toContain(line);
+    // The prompt reaches the model as Forge wrote it: the task's front matter still YAML, its quotes not escaped.
+    expect(prompts).toHaveLength(3);
+    for (const text of prompts) expect(text).toContain(TASK);
     const declared = (main[0]!.body!.tools ?? []).map((t) => t.function?.name ?? "");
     expect(declared).toEqual(expect.arrayContaining([cli.write("x", "").name, cli.edit("x", "", "").name, cli.shell("").name]));
     for (const name of cli.never) expect(declared).not.toContain(name);

@@ -2,7 +2,7 @@
  * opencode, headless (checked against the real `opencode` 1.18.33, offline, in
  * test/agent/opencode-real.test.ts):
  *
- *   opencode run --format json --pure -m forge/<model> [-s <session id>] -- <prompt>
+ *   opencode run --format json --pure -m forge/<model> [-s <session id>]   (the prompt on stdin)
  *
  * What the CLI does with them, and what Forge puts around it:
  * - `--format json`: one JSON event per stdout line, each with `sessionID` — `step_start` (one model
@@ -27,7 +27,10 @@
  *   nothing meanwhile); then an `error` event with the status and the API's message, and exit 1,
  *   which Forge's rate-limit check reads. No cost unless the model's config names prices (Forge
  *   meters at the proxy and prices by `prices`).
- * The prompt goes on stdin when it is longer than one argument may be (stdin is appended to the message).
+ * The prompt always goes on stdin, which the CLI reads whole when it is not a terminal: a message
+ * argument with a space in it reaches the model wrapped in double quotes, its own quotes escaped
+ * (`"${arg.replace(/"/g, '\\"')}"` in its `run` command), so a task's front matter would no longer be
+ * the YAML Forge wrote (`title: \"A: b\"`), nor its code blocks the code.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -51,8 +54,6 @@ export const OPENCODE_DEFAULT_MODEL = "gpt-5.5";
 
 /** The provider id of the model proxy in opencode's config. */
 export const OPENCODE_PROVIDER = "forge";
-
-const ARG_LIMIT = 100_000;
 
 /** Claude Code's tool names (Forge's per-kind lists) → opencode's. */
 const TOOL_MAP: Record<string, string[]> = {
@@ -121,13 +122,11 @@ function runnerConfig(env: NodeJS.ProcessEnv): Json {
   }
 }
 
-export function opencodeArgs(input: Pick<AdapterInput, "prompt" | "model" | "resumeSession">): { args: string[]; stdin?: string } {
-  const viaStdin = Buffer.byteLength(input.prompt, "utf8") > ARG_LIMIT;
+export function opencodeArgs(input: Pick<AdapterInput, "prompt" | "model" | "resumeSession">): { args: string[]; stdin: string } {
   const args = ["run", "--format", "json", "--pure", "-m", `${OPENCODE_PROVIDER}/${input.model || OPENCODE_DEFAULT_MODEL}`];
   // A resumed attempt continues the earlier session: the prompt is its next message.
   if (input.resumeSession) args.push("-s", input.resumeSession);
-  args.push("--", viaStdin ? "Follow the instructions below." : input.prompt);
-  return viaStdin ? { args, stdin: input.prompt } : { args };
+  return { args, stdin: input.prompt };
 }
 
 /** The environment opencode runs with: its config and XDG folders in the session home, its network features off. */
@@ -169,7 +168,7 @@ export const opencodeAdapter: Adapter = {
       command: input.binary ?? "opencode",
       args,
       env: { ...env, ...opencodeHomeEnv(home) },
-      ...(stdin !== undefined ? { stdin } : {}),
+      stdin,
     };
   },
   parser: () => new OpencodeJsonParser(),

@@ -65,11 +65,27 @@ export function qwenTools(allowedTools: readonly string[]): string[] {
   return mapTools(allowedTools, TOOL_MAP);
 }
 
-/** The tools a session must not have: every mapped tool of another kind's, and the always-excluded. */
+/**
+ * Excluding some tools excludes others with them: the CLI reads `--exclude-tools` as deny rules, and
+ * the rule `edit` is its Edit category (`edit`, `write_file`, `notebook_edit`), `read_file` its Read
+ * category (`read_file`, `grep_search`, `glob`, `list_directory`, `zoom_image`) — 0.24.4's
+ * `toolMatchesRuleToolName`.
+ */
+const RULE_COVERS: Record<string, string[]> = {
+  edit: ["write_file", "notebook_edit"],
+  read_file: ["grep_search", "glob", "list_directory"],
+};
+
+/**
+ * The tools a session must not have: every mapped tool of another kind's, and the always-excluded —
+ * but not a rule that would take an allowed tool with it: a sentinel (Write, not Edit) keeps `edit`
+ * for its `write_file` to write its report (its Bash could change files anyway).
+ */
 export function qwenExcludedTools(allowedTools: readonly string[]): string[] {
   const allowed = new Set(qwenTools(allowedTools));
   const all = new Set(Object.values(TOOL_MAP).flat());
-  return [...[...all].filter((t) => !allowed.has(t)), ...QWEN_EXCLUDED];
+  const takesAllowed = (t: string) => (RULE_COVERS[t] ?? []).some((c) => allowed.has(c));
+  return [...[...all].filter((t) => !allowed.has(t) && !takesAllowed(t)), ...QWEN_EXCLUDED];
 }
 
 /** Qwen Code's home (QWEN_HOME) for a session. */

@@ -162,7 +162,9 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
         res.end(JSON.stringify(chatBody(turn, model, promptTokens, index)));
       }
     },
-    (res, err) => sendError(res, 500, String(err)),
+    // A script that throws is a fault of the script, not of a model that may recover: a 400, which
+    // the CLIs give up on at once and print, where a 5xx would be retried quietly for minutes.
+    (res, err) => sendError(res, 400, `The scripted model failed: ${String(err)}`),
   );
 
   const { url, port, close } = await listen(server, options.host, options.port);
