@@ -41,7 +41,9 @@ export interface IssueDemoResult {
 }
 
 /** One `forge demo --issues`; `inspect` (tests) reads the local GitHub before it closes. */
-export async function runIssueDemo(options: DemoOptions & { inspect?: (sim: Sim) => Promise<void> } = {}): Promise<IssueDemoResult> {
+export async function runIssueDemo(
+  options: DemoOptions & { inspect?: (sim: Sim, result: IssueDemoResult) => Promise<void> } = {},
+): Promise<IssueDemoResult> {
   const stages = await loadPlanStages(path.resolve(options.planDir ?? ISSUE_TREE_PLAN));
   if (stages.overlays.length) throw new DemoPlanError(`--issues: the plan ${stages.planId} has overlays; an issue tree holds tasks only`);
   const run = new DemoRun({ ...options, issues: true }, stages);
@@ -77,7 +79,7 @@ export async function runIssueDemo(options: DemoOptions & { inspect?: (sim: Sim)
     view.endBar();
     await readBack(run, sim, user, result, filed);
     result.durationMs = view.elapsed();
-    await options.inspect?.(sim);
+    await options.inspect?.(sim, result);
     return result;
   } finally {
     await run.close();
