@@ -45,6 +45,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/app/linear-prepare.test.ts",
     "test/app/tracker.test.ts",
     "test/app/issue-sync.test.ts",
+    "test/app/guard.test.ts",
     "test/app/tracker-cache.property.test.ts",
     "test/chaos/silent-waits.test.ts",
     "test/cli/doctor-warnings.test.ts",
@@ -209,6 +210,7 @@ export const LANES: Record<LaneName, string[]> = {
   release: [
     "test/demo/demo.test.ts",
     "test/demo/demo-plans.test.ts",
+    "test/demo/demo-issues.test.ts",
     "test/demo/demo-claude.test.ts",
     "test/demo/demo-gemini.test.ts",
     "test/demo/demo-chat.test.ts",

@@ -13,7 +13,28 @@ import type { AppContext } from "./context.js";
  * dequeue; the queue's merge itself is found by the merge, which `merge_group.destroyed` flushes).
  */
 const LATER_EVENTS = new Set(["workflow_run", "workflow_job", "merge_group", "pull_request.dequeued"]);
-const later = (name: string, action: unknown) => LATER_EVENTS.has(name) || LATER_EVENTS.has(`${name}.${String(action)}`);
+
+/**
+ * Whether the App handles an event it is the sender of (LATER_EVENTS), or a pull request merged
+ * into the default branch: the run's final PR that the App set to auto-merge or enqueued
+ * (`final_pr.auto_merge`), whose merge GitHub does later in the App's name — its issues close then
+ * (issue-events.ts). Task PRs merge into integration branches and stay the App's own.
+ */
+export function handledWhenOwn(name: string, payload: unknown): boolean {
+  const p = payload as {
+    action?: unknown;
+    pull_request?: { merged?: boolean; base?: { ref?: string } };
+    repository?: { default_branch?: string };
+  };
+  if (LATER_EVENTS.has(name) || LATER_EVENTS.has(`${name}.${String(p.action)}`)) return true;
+  return (
+    name === "pull_request" &&
+    p.action === "closed" &&
+    p.pull_request?.merged === true &&
+    p.pull_request.base?.ref !== undefined &&
+    p.pull_request.base.ref === p.repository?.default_branch
+  );
+}
 
 export function guard<C extends Context>(
   ctx: AppContext,
@@ -46,8 +67,7 @@ export function guard<C extends Context>(
       // as its actor, so GitHub names the App as the sender of the run's workflow_run and
       // workflow_job events, and no answer of the dispatch call tells how the job goes.
       const sender = (context.payload as { sender?: { login?: string } }).sender?.login;
-      const action = (context.payload as { action?: unknown }).action;
-      if (ctx.slug && sender === `${ctx.slug}[bot]` && !later(context.name, action)) return;
+      if (ctx.slug && sender === `${ctx.slug}[bot]` && !handledWhenOwn(context.name, context.payload)) return;
       await fn(ctx, context);
     };
     const handled = () =>

@@ -4,10 +4,14 @@
  * and the final PR exists.
  *   --agent scripted|claude|gemini   --plan <dir>   --out <dir>   --runners <n>   --timeout <seconds>   --json
  *   --latency none|github     the local GitHub at once (default) or at GitHub's speed (../latency/README.md)
+ *   --issues                  the plan (default examples/plans/issue-tree) as an issue tree: /forge plan on
+ *                             its parent, the merge queue on main (issues.ts); exits 0 only when every
+ *                             sub-issue is closed, the parent carries the summary and the final PR merged
  */
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { isLatencyProfileName, LATENCY_PROFILE_NAMES } from "../local-github/latency/profile.js";
+import { issueSummary, runIssueDemo } from "./issues.js";
 import { DemoPlanError } from "./plan-stages.js";
 import { runDemo, type DemoAgent } from "./run.js";
 import { summary } from "./summary.js";
@@ -23,13 +27,14 @@ async function cli(argv: string[]): Promise<number> {
       timeout: { type: "string" },
       latency: { type: "string", default: "none" },
       json: { type: "boolean", default: false },
+      issues: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
     strict: true,
   });
   if (values.help) {
     process.stdout.write(
-      "Usage: forge demo [--agent scripted|claude|gemini|opencode|qwen] [--plan <dir>] [--out <dir>] [--runners <n>] [--timeout <seconds>] [--latency none|github] [--json]\n",
+      "Usage: forge demo [--agent scripted|claude|gemini|opencode|qwen] [--plan <dir>] [--out <dir>] [--runners <n>] [--timeout <seconds>] [--latency none|github] [--issues] [--json]\n",
     );
     return 0;
   }
@@ -44,6 +49,22 @@ async function cli(argv: string[]): Promise<number> {
   const cwd = process.env.FORGE_DEMO_CWD ?? process.cwd();
   const json = values.json;
   try {
+    if (values.issues) {
+      if (values.agent !== "scripted") {
+        process.stderr.write("forge demo: --issues runs the scripted agent only\n");
+        return 2;
+      }
+      const result = await runIssueDemo({
+        ...(values.plan ? { planDir: path.resolve(cwd, values.plan) } : {}),
+        ...(values.runners ? { runners: Number(values.runners) } : {}),
+        ...(values.timeout ? { timeoutMs: Number(values.timeout) * 1000 } : {}),
+        latency: values.latency,
+        write: (t) => void (json ? process.stderr : process.stdout).write(t),
+        tty: false,
+      });
+      process.stdout.write(json ? `${JSON.stringify(result, null, 2)}\n` : issueSummary(result));
+      return result.ok ? 0 : 1;
+    }
     const result = await runDemo({
       agent: values.agent as DemoAgent,
       ...(values.plan ? { planDir: path.resolve(cwd, values.plan) } : {}),

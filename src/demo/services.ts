@@ -14,6 +14,7 @@ import { offlineClaudeEnv } from "../fake-agents/claude-code.js";
 import { appKeys } from "./app-keys.js";
 import { createSimExecutor, type SimExecutor } from "../local-github/runner/sim-executor.js";
 import { createSim, type Sim } from "../local-github/server.js";
+import { QUEUED_TEST_WORKFLOW } from "./issue-tree.js";
 import { demoClaudeScript, type CaptainAnswer } from "./claude-script.js";
 import { demoGeminiScript } from "./gemini-script.js";
 import { demoChatScript } from "./chat-script.js";
@@ -131,7 +132,11 @@ export async function createRepository(run: DemoRun, sim: Sim, appId: number): P
     run.agent !== "scripted"
       ? `agent:\n  adapter: ${run.agent}\n${DEMO_MODEL[run.agent] ? `  model: ${DEMO_MODEL[run.agent]}\n` : ""}  max_turns: 12\n  isolation: ${ISOLATION}\nheartbeat_interval_seconds: 10\nstale_threshold_seconds: 60\n${requiredChecks}`
       : `agent:\n  adapter: command\n  isolation: ${ISOLATION}\n  command: ${JSON.stringify(`node ${shellQuote(scriptedAgent)} --plan ${shellQuote(run.stages.dir)}`)}\n# A silent agent is stopped as stalled after 15 s (3 missed beats): the demo's stalled attempt is not a long wait.\nheartbeat_interval_seconds: 5\nstale_threshold_seconds: 15\n${requiredChecks}# Each attempt may spend $1; a person raises a task's budget with /forge budget <task> +<dollars>.\nbudgets: { attempt_usd: 1 }\n`;
-  const config = `# Forge configuration of the demo repository (see Forge's README for every field).\nmax_parallel_agents: 4\n# Retry a failed attempt at once (the default backs off 2 s, 4 s, …).\nretry_backoff: { base_seconds: 0, max_seconds: 0 }\n${agentConfig}`;
+  // With --issues the final PR merges itself once the person approves it, through main's merge queue.
+  const autoMerge = run.options.issues
+    ? "# Once a person approves the final PR, Forge sets it to auto-merge.\nfinal_pr: { auto_merge: true }\n"
+    : "";
+  const config = `# Forge configuration of the demo repository (see Forge's README for every field).\nmax_parallel_agents: 4\n# Retry a failed attempt at once (the default backs off 2 s, 4 s, …).\nretry_backoff: { base_seconds: 0, max_seconds: 0 }\n${autoMerge}${agentConfig}`;
   // Types 1 and 3 and the refineries: one session does everything (src/agent's "single" stage); with
   // the scripted agent type 2 runs its stages one session each, so a stalled attempt resumes from the
   // stage it stopped in.
@@ -142,6 +147,7 @@ export async function createRepository(run: DemoRun, sim: Sim, appId: number): P
     name: DEMO_REPO,
     files: {
       ...projectFiles(),
+      ...(run.options.issues ? { ".github/workflows/test.yml": QUEUED_TEST_WORKFLOW } : {}),
       ".github/workflows/forge-agent.yml": workflow,
       ".github/forge.yml": config,
       ".forge/stages.yml": stagesYml,

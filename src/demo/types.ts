@@ -29,6 +29,11 @@ export interface DemoOptions {
    */
   latency?: LatencyProfileName;
   timeoutMs?: number;
+  /**
+   * The plan given as an issue tree (`forge demo --issues`, issues.ts): the demo repository's config
+   * sets `final_pr.auto_merge: true` and its test workflow also runs on the merge queue's groups.
+   */
+  issues?: boolean;
   /** Receives each line of the live view (with its newline). */
   write?: (text: string) => void;
   /** Colour and a redrawn progress bar (a terminal). */

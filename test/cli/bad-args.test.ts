@@ -177,6 +177,7 @@ const ROWS: Record<string, Row[]> = {
     { args: ["demo", "--runners", "1.5"], says: "--runners" },
     { args: ["demo", "--runners", "65"], says: "--runners" },
     { args: ["demo", "--timeout", "-3"], says: "--timeout" },
+    { args: ["demo", "--issues", "--agent", "gemini"], says: "--issues runs the scripted agent only" },
     { args: ["demo", "--timeout", "abc"], says: "--timeout" },
     { args: ["demo", "--agent", "robot"], says: "--agent" },
     { args: ["demo", "--agent", ""], says: '--agent ""' },

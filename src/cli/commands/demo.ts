@@ -12,7 +12,7 @@ import { LATENCY_PROFILE_NAMES } from "../../local-github/latency/profile.js";
 import { existingDir, integer, oneOf, positiveSeconds, writableDir } from "../args.js";
 import { runLocalGithubProgram } from "../child.js";
 import { requireAgentCli, requireClaudeCode, requireGeminiCli } from "../claude-code.js";
-import { CLI_EXIT, type CliIo } from "../io.js";
+import { CLI_EXIT, CliError, type CliIo } from "../io.js";
 import type { CommandContext } from "./index.js";
 import { displayFile, loadPlanArg } from "./plan-input.js";
 
@@ -24,6 +24,7 @@ interface DemoFlags {
   timeout?: string;
   latency?: string;
   json?: boolean;
+  issues?: boolean;
 }
 
 export function registerDemo(program: Command, { io, setExitCode }: CommandContext): void {
@@ -44,6 +45,10 @@ export function registerDemo(program: Command, { io, setExitCode }: CommandConte
       "--latency <profile>",
       "none (default): the local GitHub answers at once; github: at GitHub's speed — response times, webhook delays, runner queue time",
     )
+    .option(
+      "--issues",
+      "give the plan (default: examples/plans/issue-tree) as an issue tree: /forge plan on its parent issue, main protected by a merge queue; exits 0 when every sub-issue is closed and the final PR merged",
+    )
     .option("--json", "print the result as JSON on stdout (the live view goes to stderr)")
     .action(async (opts: DemoFlags) => {
       const problems = await checkFlags(opts, io);
@@ -63,6 +68,7 @@ export function registerDemo(program: Command, { io, setExitCode }: CommandConte
         ...(opts.runners ? ["--runners", opts.runners] : []),
         ...(opts.timeout ? ["--timeout", opts.timeout] : []),
         ...(opts.latency ? ["--latency", opts.latency] : []),
+        ...(opts.issues ? ["--issues"] : []),
         ...(opts.json ? ["--json"] : []),
       ];
       const code = await runLocalGithubProgram({
@@ -81,6 +87,7 @@ export function registerDemo(program: Command, { io, setExitCode }: CommandConte
 async function checkFlags(opts: DemoFlags, io: CliIo): Promise<string[]> {
   const { cwd } = io;
   if (opts.agent !== undefined) oneOf("--agent", opts.agent, ["scripted", "claude", "gemini", "opencode", "qwen"]);
+  if (opts.issues && opts.agent !== undefined && opts.agent !== "scripted") throw new CliError("--issues runs the scripted agent only");
   if (opts.agent === "claude") requireClaudeCode("--agent claude");
   if (opts.agent === "gemini") requireGeminiCli("--agent gemini");
   if (opts.agent === "opencode") requireAgentCli("--agent opencode", "opencode", "opencode", "opencode-ai");
