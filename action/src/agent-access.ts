@@ -11,7 +11,7 @@ import { startModelProxy, type ModelProxy } from "../../src/agent/model-proxy.js
 
 /** Model keys a runner environment may hold: they never reach the agent. */
 const MODEL_KEYS =
-  /^(ANTHROPIC_API_KEY|ANTHROPIC_AUTH_TOKEN|OPENAI_API_KEY|CODEX_API_KEY|AZURE_OPENAI_API_KEY|CLAUDE_CODE_OAUTH_TOKEN|GEMINI_API_KEY|GOOGLE_API_KEY)$/;
+  /^(ANTHROPIC_API_KEY|ANTHROPIC_AUTH_TOKEN|OPENAI_API_KEY|CODEX_API_KEY|AZURE_OPENAI_API_KEY|CLAUDE_CODE_OAUTH_TOKEN|GEMINI_API_KEY|GOOGLE_API_KEY|COPILOT_PROVIDER_API_KEY|COPILOT_PROVIDER_API_KEY_COMMAND|COPILOT_PROVIDER_BEARER_TOKEN)$/;
 
 export interface AgentAccess {
   /** The environment the agent layer picks from: no job credentials, no model keys. */
@@ -62,6 +62,14 @@ export async function agentAccess(o: {
       // The adapter's settings select the `gemini-api-key` auth, which sends the token as x-goog-api-key.
       extraEnv.GOOGLE_GEMINI_BASE_URL = proxy.url;
       keyName = "GEMINI_API_KEY";
+    }
+  } else if (o.adapter === "copilot") {
+    // Copilot CLI with a provider of its own (bring-your-own-key): Anthropic's Messages API through the proxy, offline from GitHub.
+    const key = o.anthropicApiKey || o.env.ANTHROPIC_API_KEY;
+    if (key) {
+      proxy = await startModelProxy({ upstream: o.env.ANTHROPIC_BASE_URL || "https://api.anthropic.com", key, api: "anthropic" });
+      Object.assign(extraEnv, { COPILOT_PROVIDER_BASE_URL: proxy.url, COPILOT_PROVIDER_TYPE: "anthropic", COPILOT_OFFLINE: "true" });
+      keyName = "COPILOT_PROVIDER_API_KEY";
     }
   }
   const modelSession =

@@ -123,7 +123,7 @@ export const actionInputSchema = z.object({
     .regex(/^[1-9][0-9]*$/, "must be a whole number from 1 (the App dispatches `attempt` as a string)")
     .transform(Number),
   context: contextInputSchema,
-  adapter: z.union([z.literal(""), z.enum(["claude", "codex", "gemini", "command"])]).transform((v) => (v === "" ? undefined : v)),
+  adapter: z.union([z.literal(""), z.enum(["claude", "codex", "gemini", "copilot", "command"])]).transform((v) => (v === "" ? undefined : v)),
   model: z.string().transform((v) => v || undefined),
   command: z.string().transform((v) => v || undefined),
   anthropicApiKey: z.string().transform((v) => v || undefined),

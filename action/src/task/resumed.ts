@@ -17,7 +17,7 @@ const ENDED: Record<ResumeContext["reason"], string> = {
 };
 
 /** The CLI whose session it is, as the walkthrough names it (a command agent's is just "the agent's session"). */
-const ADAPTER_NAMES: Record<string, string> = { claude: "Claude Code ", codex: "Codex ", gemini: "Gemini CLI ", command: "" };
+const ADAPTER_NAMES: Record<string, string> = { claude: "Claude Code ", codex: "Codex ", gemini: "Gemini CLI ", copilot: "Copilot CLI ", command: "" };
 
 export function resumedSection(a: TaskAttempt, r: ResumeContext, progress: StageProgress | undefined): string {
   const lines = [

@@ -2,6 +2,7 @@ import type { AdapterName } from "../types.js";
 import { claudeAdapter } from "./claude.js";
 import { codexAdapter } from "./codex.js";
 import { commandAdapter } from "./command.js";
+import { copilotAdapter } from "./copilot.js";
 import { geminiAdapter } from "./gemini.js";
 import type { Adapter } from "./types.js";
 
@@ -9,6 +10,7 @@ export const ADAPTERS: Record<AdapterName, Adapter> = {
   claude: claudeAdapter,
   codex: codexAdapter,
   gemini: geminiAdapter,
+  copilot: copilotAdapter,
   command: commandAdapter,
 };
 
@@ -19,4 +21,5 @@ export function adapterFor(name: AdapterName): Adapter {
 export { claudeArgs, StreamJsonParser, CLAUDE_ENV } from "./claude.js";
 export { codexArgs, CodexJsonParser, CODEX_ENV } from "./codex.js";
 export { geminiArgs, GeminiStreamParser, GEMINI_ENV } from "./gemini.js";
+export { copilotArgs, CopilotJsonParser, COPILOT_ENV } from "./copilot.js";
 export type { Adapter, AdapterInput, AdapterOutcome, Invocation, OutputParser, ProgressDraft } from "./types.js";

@@ -30,6 +30,7 @@ const INSTALL: Record<string, string> = {
   claude: "Claude Code: npm i -g @anthropic-ai/claude-code",
   codex: "Codex: npm i -g @openai/codex",
   gemini: "Gemini CLI: npm i -g @google/gemini-cli",
+  copilot: "GitHub Copilot CLI: npm i -g @github/copilot (its own licence; Forge does not bring it)",
 };
 
 /** Why the agent's process did not start: a command not found says so, and how to install it when Forge knows. */
