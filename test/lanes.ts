@@ -125,6 +125,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/agent/model-proxy.test.ts",
     "test/agent/gemini-proxy.test.ts",
     "test/agent/gemini-adapter.test.ts",
+    "test/agent/copilot-adapter.test.ts",
     // git on real repositories, nothing else started.
     "test/action/captain.test.ts",
     "test/action/git.test.ts",
@@ -157,6 +158,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/agent/codex.test.ts",
     "test/agent/codex-real.test.ts",
     "test/agent/gemini-real.test.ts",
+    "test/agent/copilot-real.test.ts",
     "test/agent/resume-real.test.ts",
     "test/agent/hierarchy-service.test.ts",
     "test/agent/sub-agent-cap.test.ts",
