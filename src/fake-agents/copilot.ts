@@ -8,7 +8,13 @@ import type { ScriptedToolCall } from "./model-server.js";
 
 /** Where the CLI is: FORGE_COPILOT_BIN, else `copilot` on PATH; undefined when neither can be started. */
 export function copilotBinary(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const candidates = [env.FORGE_COPILOT_BIN, ...(env.PATH ?? "").split(path.delimiter).filter(Boolean).map((d) => path.join(d, "copilot"))];
+  const candidates = [
+    env.FORGE_COPILOT_BIN,
+    ...(env.PATH ?? "")
+      .split(path.delimiter)
+      .filter(Boolean)
+      .map((d) => path.join(d, "copilot")),
+  ];
   for (const file of candidates) {
     if (!file) continue;
     try {
@@ -26,7 +32,12 @@ export function copilotBinary(env: NodeJS.ProcessEnv = process.env): string | un
  * Messages at `baseUrl`), no GitHub sign-in, telemetry or update. A fresh HOME keeps it away from any
  * real ~/.copilot; `cacheDir` (XDG_CACHE_HOME) is where the CLI unpacks itself, shared between runs.
  */
-export function offlineCopilotEnv(baseUrl: string, home: string, cacheDir?: string, extra: Record<string, string> = {}): Record<string, string> {
+export function offlineCopilotEnv(
+  baseUrl: string,
+  home: string,
+  cacheDir?: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
   return {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     HOME: home,
@@ -43,6 +54,9 @@ export function offlineCopilotEnv(baseUrl: string, home: string, cacheDir?: stri
 export const copilotTools = {
   create: (file: string, content: string): ScriptedToolCall => ({ name: "create", input: { path: file, file_text: content } }),
   view: (file: string): ScriptedToolCall => ({ name: "view", input: { path: file } }),
-  edit: (file: string, oldStr: string, newStr: string): ScriptedToolCall => ({ name: "edit", input: { path: file, old_str: oldStr, new_str: newStr } }),
+  edit: (file: string, oldStr: string, newStr: string): ScriptedToolCall => ({
+    name: "edit",
+    input: { path: file, old_str: oldStr, new_str: newStr },
+  }),
   bash: (command: string, description = "Run a command"): ScriptedToolCall => ({ name: "bash", input: { command, description } }),
 };

@@ -53,7 +53,11 @@ afterEach(async () => {
 function copilotEnv(url: string): Record<string, string> {
   mkdirSync(CACHE, { recursive: true });
   const home = mkdtempSync(path.join(tmpdir(), "forge-copilot-home-"));
-  return { ...offlineCopilotEnv(url, home, CACHE), GITHUB_TOKEN: "ghs_notForAgents0123456789abcdefghij", COPILOT_GITHUB_TOKEN: "ghs_notForAgentsEither0123456789abcd" };
+  return {
+    ...offlineCopilotEnv(url, home, CACHE),
+    GITHUB_TOKEN: "ghs_notForAgents0123456789abcdefghij",
+    COPILOT_GITHUB_TOKEN: "ghs_notForAgentsEither0123456789abcd",
+  };
 }
 
 /** The text of the conversation's user messages (Forge's prompt is the first). */
@@ -102,7 +106,8 @@ function type1Script(file: string, systems: string[]): (req: TurnRequest) => Scr
     const k = req.turn;
     if (k === 0) systems.push(JSON.stringify(req.body.system ?? ""));
     if (stage === "implement") {
-      if (k === 0) return { text: "I'll create the module.", toolCalls: [copilotTools.create(file, 'export const greet = () => "hello";\n')] };
+      if (k === 0)
+        return { text: "I'll create the module.", toolCalls: [copilotTools.create(file, 'export const greet = () => "hello";\n')] };
       if (k === 1) return { toolCalls: [copilotTools.edit(file, '"hello"', '"hello from forge"')] };
       return { text: "Implemented.\nFORGE_EXIT=0" };
     }
@@ -118,7 +123,7 @@ function type1Script(file: string, systems: string[]): (req: TurnRequest) => Scr
       return { text: `Verified: ${JSON.stringify(req.toolResults).includes("checked") ? "checked" : "not checked"}\nFORGE_EXIT=0` };
     }
     if (stage === "walkthrough") {
-      const walkthrough = /- Walkthrough: (\S+)/.exec(text)![1]!;
+      const walkthrough = /- Walkthrough: ([^\s\\"]+)/.exec(text)![1]!;
       // Forge left a template there, and `create` refuses a file that exists: the shell writes it.
       const write = copilotTools.bash(`cat > '${walkthrough}' <<'FORGE_EOF'\n${WALKTHROUGH}FORGE_EOF`);
       return k === 0 ? { toolCalls: [write] } : { text: "Walkthrough written.\nFORGE_EXIT=0" };
@@ -127,7 +132,8 @@ function type1Script(file: string, systems: string[]): (req: TurnRequest) => Scr
   };
 }
 
-const why = "Copilot CLI is not installed: set FORGE_COPILOT_BIN to its binary, or put `copilot` on PATH (npm i -g @github/copilot@1.0.102)";
+const why =
+  "Copilot CLI is not installed: set FORGE_COPILOT_BIN to its binary, or put `copilot` on PATH (npm i -g @github/copilot@1.0.102)";
 if (!BIN) {
   console.warn(`copilot-real: skipped — ${why}`);
   it.skip(`Copilot CLI adapter with the real CLI — ${why}`, () => undefined);
@@ -154,7 +160,14 @@ describe.runIf(BIN)("Copilot CLI adapter with the real CLI", () => {
       },
       workdir: repo,
       sessionDir,
-      spawn: { adapter: "copilot", binary: BIN!, model: "claude-sonnet-4-5", env: copilotEnv(server.url), idleTimeoutMs: 60_000, forgeCli: false },
+      spawn: {
+        adapter: "copilot",
+        binary: BIN!,
+        model: "claude-sonnet-4-5",
+        env: copilotEnv(server.url),
+        idleTimeoutMs: 60_000,
+        forgeCli: false,
+      },
       onProgress: (e) => events.push(e),
     });
     const ms = performance.now() - t0;
@@ -192,7 +205,11 @@ describe.runIf(BIN)("Copilot CLI adapter with the real CLI", () => {
     expect(systems).toHaveLength(3);
     for (const text of systems) expect(text).toContain(line);
     const declared = (main[0]!.body!.tools ?? []).map((t) => t.name).sort();
-    expect(declared).toEqual(copilotToolNames(allowedToolsFor("1")).filter((t) => t !== "web_fetch").sort());
+    expect(declared).toEqual(
+      copilotToolNames(allowedToolsFor("1"))
+        .filter((t) => t !== "web_fetch")
+        .sort(),
+    );
     expect(declared).not.toContain("task");
     expect(server.exhausted()).toBe(false);
 
@@ -225,7 +242,11 @@ describe.runIf(BIN)("Copilot CLI adapter with the real CLI", () => {
       ...(out.turns !== undefined ? { turns: out.turns } : {}),
     });
     expect(done.problems).toEqual([]);
-    expect(walkthroughFrontmatterSchema.parse(done.frontmatter)).toMatchObject({ status: "completed", agent: "copilot", model: "claude-sonnet-4-5" });
+    expect(walkthroughFrontmatterSchema.parse(done.frontmatter)).toMatchObject({
+      status: "completed",
+      agent: "copilot",
+      model: "claude-sonnet-4-5",
+    });
     console.log(`real Copilot CLI, three-stage type-1 sequence: ${ms.toFixed(0)} ms`);
   }, 240_000);
 });

@@ -257,6 +257,8 @@ export class CopilotJsonParser implements OutputParser {
   afterExit(): ProgressDraft[] {
     const u = copilotUsage(this.usageFile);
     if (!u || (u.input === 0 && u.output === 0)) return [];
-    return [{ kind: "system", summary: `usage: ${u.input} input, ${u.output} output tokens`, tokens: { input: u.input, output: u.output } }];
+    return [
+      { kind: "system", summary: `usage: ${u.input} input, ${u.output} output tokens`, tokens: { input: u.input, output: u.output } },
+    ];
   }
 }
