@@ -10,27 +10,23 @@
 // skipped, with the reason, where it is not.
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { copilotTools as copilotToolNames } from "../../src/agent/adapters/copilot.js";
 import { allowedToolsFor } from "../../src/agent/hierarchy.js";
 import { loadSystemPrompt } from "../../src/agent/prompts.js";
-import { spawnAgent } from "../../src/agent/spawn/index.js";
 import { runStages } from "../../src/agent/stages/index.js";
 import type { ProgressEvent } from "../../src/agent/types.js";
 import { completeWalkthrough } from "../../src/agent/walkthrough.js";
 import { walkthroughFrontmatterSchema } from "../../src/core/schemas/walkthrough.js";
 import { copilotBinary, copilotTools, offlineCopilotEnv } from "../../src/fake-agents/copilot.js";
-import { sseEvents, startModelServer, type ModelServer, type ScriptedTurn, type TurnRequest } from "../../src/fake-agents/model-server.js";
-import { cleanupTempDirs, forgeCliFromSource, tempDir } from "./helpers.js";
+import { startModelServer, type ModelServer, type ScriptedTurn, type TurnRequest } from "../../src/fake-agents/model-server.js";
+import { cleanupTempDirs, tempDir } from "./helpers.js";
 
 const BIN = copilotBinary();
 const CACHE = path.join(tmpdir(), "forge-copilot-cache");
 let server: ModelServer | undefined;
-let stallServer: http.Server | undefined;
 let repo: string;
 
 beforeEach(() => {
@@ -41,11 +37,6 @@ beforeEach(() => {
 afterEach(async () => {
   await server?.close();
   server = undefined;
-  if (stallServer) {
-    stallServer.closeAllConnections();
-    await new Promise((r) => stallServer!.close(r));
-    stallServer = undefined;
-  }
   cleanupTempDirs();
 });
 
