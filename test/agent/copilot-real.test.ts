@@ -9,7 +9,7 @@
 // installed — FORGE_COPILOT_BIN names the binary, else `copilot` on PATH — and are reported as
 // skipped, with the reason, where it is not.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
