@@ -125,7 +125,6 @@ export const LANES: Record<LaneName, string[]> = {
     "test/agent/model-proxy.test.ts",
     "test/agent/gemini-proxy.test.ts",
     "test/agent/gemini-adapter.test.ts",
-    "test/agent/copilot-adapter.test.ts",
     // git on real repositories, nothing else started.
     "test/action/captain.test.ts",
     "test/action/git.test.ts",
