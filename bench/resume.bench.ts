@@ -17,7 +17,12 @@
  * (goal: ≤ 40 %), and the same ratio by the cost Forge records (the CLI's own figure per session,
  * summed): a CLI whose figure after a resume counted the earlier session again would show here.
  *
- * Run: `npm run bench:resume` (`BENCH_RESUME_ROUNDS=5` for more rounds; default 3).
+ * `BENCH_RESUME_AGENT=codex` runs the same with the real Codex CLI against the scripted Responses
+ * server (its answers' `usage` counted the same way; `codex exec resume <id>` continues the session,
+ * its rollout file carried from the killed job's record folder).
+ *
+ * Run: `npm run bench:resume` (`BENCH_RESUME_ROUNDS=5` for more rounds; default 3;
+ * `BENCH_RESUME_AGENT=codex npm run bench:resume` for Codex).
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -29,8 +34,17 @@ import { offlineClaudeEnv } from "../src/fake-agents/claude-code.js";
 import { claudeTools, startModelServer, tokensOf, type ScriptedTurn, type TurnRequest } from "../src/fake-agents/model-server.js";
 import { carriedSessionFile } from "../action/src/task/carried-session.js";
 import { claudeBinary } from "../test/helpers/claude-code.js";
+import {
+  codexBinary,
+  codexTools,
+  offlineCodexEnv,
+  startResponsesServer,
+  type ResponsesTurn,
+  type ResponsesTurnRequest,
+} from "../src/fake-agents/responses/index.js";
 
 const ROUNDS = Number(process.env.BENCH_RESUME_ROUNDS ?? 3);
+const AGENT: "claude" | "codex" = process.env.BENCH_RESUME_AGENT === "codex" ? "codex" : "claude";
 const dirs: string[] = [];
 const temp = (prefix: string) => {
   const d = mkdtempSync(path.join(tmpdir(), prefix));
@@ -138,6 +152,71 @@ function turnFor(repo: string) {
   };
 }
 
+/**
+ * Where a Codex request is: the last stage prompt among its user messages (a resumed thread carries
+ * the earlier stages' before it), and its turn within the stage — the tool outputs after it (each
+ * scripted turn but the last makes one call).
+ */
+function whereCodex(body: ResponsesTurnRequest["body"]): { stage: string; turn: number; prompt: string } {
+  const items = body.input ?? [];
+  let at = -1;
+  let stage = "unknown";
+  let prompt = "";
+  items.forEach((item, i) => {
+    if (item.role !== "user") return;
+    const text = ((item.content ?? []) as Array<{ text?: string }>).map((c) => c.text ?? "").join("\n");
+    const m = /Stage: \*\*([a-z-]+)\*\*/.exec(text);
+    if (m) [at, stage, prompt] = [i, m[1]!, text];
+  });
+  const turn = items.slice(at + 1).filter((i) => i.type === "function_call_output" || i.type === "custom_tool_call_output").length;
+  return { stage, turn, prompt };
+}
+
+/** The same three stages for Codex: its tools (apply_patch, exec_command), the same files and commands. */
+function codexTurnFor(repo: string) {
+  return (req: ResponsesTurnRequest): ResponsesTurn => {
+    const { stage, turn, prompt } = whereCodex(req.body);
+    const file = (p: string) => path.join(repo, p);
+    if (stage === "implement") {
+      if (turn === 0) return { text: "I'll write the module first.", toolCalls: [codexTools.addFile(file("src/words.ts"), MODULE)] };
+      if (turn === 1) return { text: "Now a check per rule.", toolCalls: [codexTools.addFile(file("test/words.test.mjs"), TEST)] };
+      if (turn === 2) return { toolCalls: [codexTools.exec("node test/words.test.mjs && wc -l src/words.ts", repo)] };
+      return { text: "Implemented the rules, the checks pass.\nFORGE_EXIT=0" };
+    }
+    if (stage === "verify") {
+      if (turn === 0) return { toolCalls: [codexTools.exec("cat src/words.ts", repo)] };
+      if (turn === 1) return { toolCalls: [codexTools.exec("node test/words.test.mjs && echo verified", repo)] };
+      return { text: "Verified: the module has every rule and the checks pass.\nFORGE_EXIT=0" };
+    }
+    if (stage === "walkthrough") {
+      const target = /- Walkthrough: (\S+)/.exec(prompt)?.[1];
+      if (turn === 0 && target) return { toolCalls: [codexTools.addFile(target, walkthrough())] };
+      return { text: "Walkthrough written.\nFORGE_EXIT=0" };
+    }
+    return { text: `FORGE_EXIT=1 (unexpected stage ${stage})` };
+  };
+}
+
+/** The scripted model server of the bench's agent, and how its CLI is started against it. */
+async function modelFor(repo: string) {
+  if (AGENT === "codex") {
+    const server = await startResponsesServer({ script: Array.from({ length: 200 }, () => codexTurnFor(repo)) });
+    return {
+      server,
+      spawn: {
+        adapter: "codex" as const,
+        binary: codexBinary(),
+        env: { ...offlineCodexEnv(server.url, temp("forge-bench-home-")), FORGE_CODEX_SANDBOX: "bypass" },
+      },
+    };
+  }
+  const server = await startModelServer({ script: Array.from({ length: 200 }, () => turnFor(repo)) });
+  return {
+    server,
+    spawn: { adapter: "claude" as const, binary: claudeBinary(), env: offlineClaudeEnv(server.url, temp("forge-bench-home-")) },
+  };
+}
+
 interface Attempt {
   tokens: { input: number; output: number; requests: number };
   exitCode: number;
@@ -152,7 +231,7 @@ interface Attempt {
 
 /** One attempt in `repo`, against a model server of its own; `killAfter`: the job dies once that stage has ended. */
 async function attempt(repo: string, n: number, opts: { killAfter?: string; resume?: RunStagesOptions["resume"] } = {}): Promise<Attempt> {
-  const server = await startModelServer({ script: Array.from({ length: 200 }, () => turnFor(repo)) });
+  const { server, spawn } = await modelFor(repo);
   const workspace = temp("forge-bench-record-");
   const record = `attempt-${n}`;
   const kill = new AbortController();
@@ -171,10 +250,8 @@ async function attempt(repo: string, n: number, opts: { killAfter?: string; resu
       workdir: repo,
       sessionDir: path.join(workspace, record, "agent"),
       spawn: {
-        adapter: "claude",
-        binary: claudeBinary(),
         // Each attempt on a machine of its own: nothing of the CLI's home is shared.
-        env: offlineClaudeEnv(server.url, temp("forge-bench-home-")),
+        ...spawn,
         maxTurns: 20,
         idleTimeoutMs: 120_000,
         forgeCli: false,
@@ -187,7 +264,7 @@ async function attempt(repo: string, n: number, opts: { killAfter?: string; resu
       ...(opts.resume ? { resume: opts.resume } : {}),
     });
     return {
-      tokens: tokensOf(server.requests),
+      tokens: tokensOf(server.requests as Parameters<typeof tokensOf>[0]),
       exitCode: r.exitCode,
       stages: r.manifest.stages.map((s) => `${s.name}:${s.status}${s.done_by_attempt ? `@${s.done_by_attempt}` : ""}`),
       ...(progress ? { progress } : {}),
@@ -255,7 +332,7 @@ const pct = (a: number, b: number) => `${((100 * a) / b).toFixed(1)} %`;
 
 async function main(): Promise<void> {
   console.log(
-    `bench:resume — ${ROUNDS} rounds, load ${loadavg()
+    `bench:resume — ${AGENT === "codex" ? "Codex" : "Claude Code"}, ${ROUNDS} rounds, load ${loadavg()
       .map((l) => l.toFixed(2))
       .join(" ")}`,
   );
@@ -265,7 +342,7 @@ async function main(): Promise<void> {
       const r = await round();
       rounds.push(r);
       console.log(
-        `round ${i + 1}: fresh ${r.fresh} tokens · killed after verify ${r.killed} · resumed ${r.resumed} (${pct(r.resumed, r.fresh)} of fresh; by the cost Forge recorded ${(100 * r.costRatio).toFixed(1)} %) · ${r.stages}`,
+        `round ${i + 1}: fresh ${r.fresh} tokens · killed after verify ${r.killed} · resumed ${r.resumed} (${pct(r.resumed, r.fresh)} of fresh; by the cost Forge recorded ${Number.isNaN(r.costRatio) ? "n/a: the CLI reports no cost" : `${(100 * r.costRatio).toFixed(1)} %`}) · ${r.stages}`,
       );
     }
   } finally {

@@ -45,7 +45,7 @@ import {
   writeFileAtomic,
   writeInAgentFolder,
   writeSignal
-} from "./chunk-G2SLMEER.js";
+} from "./chunk-VFLWLEDM.js";
 import {
   CAPTAIN_ID,
   CAPTAIN_PLAN_ID,
@@ -110,7 +110,7 @@ import {
   taskRecordsDir,
   walkthroughFrontmatterSchema,
   walkthroughPath
-} from "./chunk-QPY5CR45.js";
+} from "./chunk-KSYJKTFJ.js";
 import {
   Octokit,
   legacyRestEndpointMethods,
@@ -118,6 +118,7 @@ import {
   retry
 } from "./chunk-MOSYCUKF.js";
 import {
+  ADAPTERS,
   EXIT_CODES,
   MODELS_ENV,
   REMOVED_TASK_FIELDS,
@@ -125,11 +126,13 @@ import {
   checkFrontmatter,
   chooseModel,
   describeFrontMatterProblem,
+  dispatchAgentSchema,
   exitMeaning,
   external_exports,
   fieldPath,
   formatProblem,
   interruptedOrTimedOut,
+  kindModel,
   modelPlan,
   modelSpecSchema,
   modelsEnvValue,
@@ -147,7 +150,7 @@ import {
   validatePlan,
   writeFrontMatter,
   zodProblems
-} from "./chunk-PJ3Z7AOS.js";
+} from "./chunk-YJPOCTHW.js";
 import {
   getInput,
   info,
@@ -293,7 +296,7 @@ function priceUsage(usage, prices) {
 // src/agent/model-proxy.ts
 var MODEL_ENDPOINTS = {
   anthropic: ["POST /v1/messages", "POST /v1/messages/count_tokens"],
-  openai: ["POST /responses", "POST /responses/compact", "GET /models"],
+  openai: ["POST /responses", "POST /responses/compact", "POST /chat/completions", "GET /models"],
   gemini: [
     "POST /v1beta/models/{model}:streamGenerateContent",
     "POST /v1beta/models/{model}:generateContent",
@@ -459,7 +462,7 @@ async function agentAccess(o) {
       extraEnv.ANTHROPIC_BASE_URL = proxy.url;
       keyName = "ANTHROPIC_API_KEY";
     }
-  } else if (o.adapter === "codex") {
+  } else if (o.adapter === "codex" || o.adapter === "opencode" || o.adapter === "qwen") {
     const key = o.openaiApiKey || o.env.OPENAI_API_KEY;
     if (key) {
       proxy = await startModelProxy({ upstream: o.env.OPENAI_BASE_URL || "https://api.openai.com/v1", key, api: "openai" });
@@ -1120,6 +1123,7 @@ var dispatchContextSchema = external_exports.object({
   feedback: external_exports.array(feedbackSchema).optional().describe("A revision: what it must answer \u2014 reviews (read from GitHub by id), /forge fix messages, failing checks."),
   prNumber: external_exports.number().int().optional().describe("A revision: the PR it revises."),
   resume: resumeContextSchema.optional(),
+  agent: dispatchAgentSchema.optional(),
   budget: external_exports.object({ usd: external_exports.number().min(0).optional(), tokens: external_exports.number().int().min(0).optional() }).strict().optional().describe("The attempt's caps (the App's reckoning of the attempt, task and run budgets): the runner stops the agent past them."),
   traceparent: external_exports.string().regex(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[0-3]$/, "must be a W3C traceparent").optional().describe("The App's dispatch span (W3C Trace Context), when telemetry is on: the runner's spans join the run's trace."),
   file: external_exports.object({ path: external_exports.string().min(1), sha: external_exports.string().regex(/^[0-9a-f]{40}$/, "must be a git blob sha") }).strict().optional().describe(
@@ -1158,7 +1162,7 @@ var actionInputSchema = external_exports.object({
   ),
   attempt: external_exports.string().regex(/^[1-9][0-9]*$/, "must be a whole number from 1 (the App dispatches `attempt` as a string)").transform(Number),
   context: contextInputSchema,
-  adapter: external_exports.union([external_exports.literal(""), external_exports.enum(["claude", "codex", "gemini", "command"])]).transform((v) => v === "" ? void 0 : v),
+  adapter: external_exports.union([external_exports.literal(""), external_exports.enum(ADAPTERS)]).transform((v) => v === "" ? void 0 : v),
   model: external_exports.string().transform((v) => v || void 0),
   command: external_exports.string().transform((v) => v || void 0),
   anthropicApiKey: external_exports.string().transform((v) => v || void 0),
@@ -2789,51 +2793,6 @@ function renderTaskContext(c) {
   return out.join("\n");
 }
 
-// action/src/task/checkpoint.ts
-var import_yaml3 = __toESM(require_dist(), 1);
-import { mkdir as mkdir7, writeFile as writeFile6 } from "node:fs/promises";
-import path11 from "node:path";
-var CHECKPOINTS_DIR = "checkpoints";
-var SESSION_STATE_FILE = ".session-state";
-function checkpointName(at, n2) {
-  return `cp-${new Date(at).toISOString().replace(/[-:.]/g, "")}-${String(n2).padStart(2, "0")}.json`;
-}
-async function writeCheckpoint(a, progress2, head, ended) {
-  const at = a.now();
-  const { runId, taskId, attempt } = a.ids;
-  const checkpoint = checkpointSchema.parse({
-    checkpoint_version: CHECKPOINT_VERSION,
-    created_at: new Date(at).toISOString(),
-    run_id: runId,
-    task_id: taskId,
-    attempt,
-    trace_id: progress2.traceId,
-    completed_stages: progress2.completed.map((c) => ({ name: c.name, exit_code: c.exit_code })),
-    pending_stages: [...progress2.pending],
-    depth_used: progress2.depthUsed,
-    depth_max: progress2.depthMax,
-    ...progress2.session ? { agent_session: { ...progress2.session } } : {},
-    head_sha: head
-  });
-  const dir = path11.join(a.sessionDir, CHECKPOINTS_DIR);
-  await mkdir7(dir, { recursive: true });
-  const name = checkpointName(at, ++a.checkpoints);
-  await writeFile6(path11.join(dir, name), `${JSON.stringify(checkpoint, null, 2)}
-`);
-  const total = progress2.completed.length + progress2.pending.length;
-  const state = {
-    state: progress2.pending.length === 0 ? "COMPLETE" : ended ? "STOPPED" : `PHASE_${progress2.completed.length + 1}`,
-    current_phase: Math.min(progress2.completed.length + 1, total),
-    total_phases: total,
-    started_at: new Date(a.t0).toISOString(),
-    last_checkpoint: `${CHECKPOINTS_DIR}/${name}`,
-    depth_used: progress2.depthUsed,
-    depth_max: progress2.depthMax
-  };
-  await writeFile6(path11.join(a.sessionDir, SESSION_STATE_FILE), (0, import_yaml3.stringify)(state));
-  return checkpoint;
-}
-
 // src/core/sentinel.ts
 function sentinelSetting(config, task) {
   const enabled = task.type !== "refinery" && (task.sentinel ?? config.sentinel.enabled);
@@ -2842,25 +2801,25 @@ function sentinelSetting(config, task) {
 
 // action/src/task/carried-session.ts
 import { lstat as lstat3, readdir as readdir5 } from "node:fs/promises";
-import path12 from "node:path";
+import path11 from "node:path";
 async function carriedSessionFile(workspace, recordRel, session2) {
-  const stages = path12.join(workspace, recordRel, "agent", "stages");
-  if (!await isRealDir(path12.join(workspace, recordRel, "agent")) || !await isRealDir(stages)) return void 0;
+  const stages = path11.join(workspace, recordRel, "agent", "stages");
+  if (!await isRealDir(path11.join(workspace, recordRel, "agent")) || !await isRealDir(stages)) return void 0;
   const dirs = (await readdir5(stages, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory()).map((e) => e.name);
   for (const dir of dirs.sort().reverse()) {
-    const folder = path12.join(stages, dir, AGENT_SESSION_DIR);
+    const folder = path11.join(stages, dir, AGENT_SESSION_DIR);
     if (!await isRealDir(folder)) continue;
     const files = await readdir5(folder, { withFileTypes: true }).catch(() => []);
     const hit = files.find((f) => f.isFile() && f.name.startsWith(`${session2.adapter}-`) && f.name.endsWith(`${session2.id}.jsonl`));
-    if (hit) return path12.join(folder, hit.name);
+    if (hit) return path11.join(folder, hit.name);
   }
   return void 0;
 }
 var MAX_CARRIED_NOTES_CHARS = 64 * 1024;
 async function carriedNotes(workspace, recordRel, warn) {
-  const dir = path12.join(workspace, recordRel, "agent");
+  const dir = path11.join(workspace, recordRel, "agent");
   if (!await isRealDir(dir)) return void 0;
-  const text = await readAgentText(workspace, path12.join(dir, NOTES_FILE), warn, { maxBytes: 4 * MAX_CARRIED_NOTES_CHARS });
+  const text = await readAgentText(workspace, path11.join(dir, NOTES_FILE), warn, { maxBytes: 4 * MAX_CARRIED_NOTES_CHARS });
   if (text === void 0 || text.trim() === "") return void 0;
   return text.length > MAX_CARRIED_NOTES_CHARS ? `[\u2026 the start cut \u2026]
 ${text.slice(-MAX_CARRIED_NOTES_CHARS)}` : text;
@@ -2938,8 +2897,13 @@ var LIVE_KINDS = {
   retry: "retry"
 };
 
-// action/src/start-head.ts
+// action/src/task/checkpoint.ts
+var import_yaml3 = __toESM(require_dist(), 1);
+import { lstat as lstat4, mkdir as mkdir7, readdir as readdir6, writeFile as writeFile6 } from "node:fs/promises";
 import path13 from "node:path";
+
+// action/src/start-head.ts
+import path12 from "node:path";
 function attemptTrailers(id) {
   return [
     ["Run", id.runId],
@@ -2978,8 +2942,8 @@ async function firstParentLog(git2, tip, id, max, since) {
 async function shallowBoundary(git2) {
   const file = await git2.out(["rev-parse", "--git-path", "shallow"]).catch(() => "") || "";
   if (!file) return /* @__PURE__ */ new Set();
-  const shallow = path13.resolve(git2.dir, file);
-  const text = await readAgentText(path13.dirname(shallow), shallow) ?? "";
+  const shallow = path12.resolve(git2.dir, file);
+  const text = await readAgentText(path12.dirname(shallow), shallow) ?? "";
   return new Set(
     text.split("\n").map((l) => l.trim()).filter(Boolean)
   );
@@ -3014,6 +2978,86 @@ async function attemptStartHead(git2, branch, tip, id, since) {
   return found ?? tip;
 }
 
+// action/src/task/checkpoint.ts
+var CHECKPOINTS_DIR = "checkpoints";
+var SESSION_STATE_FILE = ".session-state";
+var CHECKPOINT_FILE = "checkpoint.json";
+function checkpointName(at, n2) {
+  return `cp-${new Date(at).toISOString().replace(/[-:.]/g, "")}-${String(n2).padStart(2, "0")}.json`;
+}
+async function writeCheckpoint(a, progress2, head, ended) {
+  const at = a.now();
+  const { runId, taskId, attempt } = a.ids;
+  const checkpoint = checkpointSchema.parse({
+    checkpoint_version: CHECKPOINT_VERSION,
+    created_at: new Date(at).toISOString(),
+    run_id: runId,
+    task_id: taskId,
+    attempt,
+    trace_id: progress2.traceId,
+    completed_stages: progress2.completed.map((c) => ({ name: c.name, exit_code: c.exit_code })),
+    pending_stages: [...progress2.pending],
+    depth_used: progress2.depthUsed,
+    depth_max: progress2.depthMax,
+    ...progress2.session ? { agent_session: { ...progress2.session } } : {},
+    head_sha: head
+  });
+  const dir = path13.join(a.sessionDir, CHECKPOINTS_DIR);
+  await mkdir7(dir, { recursive: true });
+  const name = checkpointName(at, ++a.checkpoints);
+  const text = `${JSON.stringify(checkpoint, null, 2)}
+`;
+  await writeFile6(path13.join(dir, name), text);
+  await writeFile6(path13.join(a.sessionDir, CHECKPOINT_FILE), text);
+  const total = progress2.completed.length + progress2.pending.length;
+  const state = {
+    state: progress2.pending.length === 0 ? "COMPLETE" : ended ? "STOPPED" : `PHASE_${progress2.completed.length + 1}`,
+    current_phase: Math.min(progress2.completed.length + 1, total),
+    total_phases: total,
+    started_at: new Date(a.t0).toISOString(),
+    last_checkpoint: `${CHECKPOINTS_DIR}/${name}`,
+    depth_used: progress2.depthUsed,
+    depth_max: progress2.depthMax
+  };
+  await writeFile6(path13.join(a.sessionDir, SESSION_STATE_FILE), (0, import_yaml3.stringify)(state));
+  return checkpoint;
+}
+async function commitCheckpoint(a, stage, checkpoint) {
+  const { git: git2, recordRel } = a;
+  const files = [[CHECKPOINT_FILE, `${JSON.stringify(checkpoint, null, 2)}
+`], ...await carriedFiles(a)];
+  for (const [rel, content] of files) {
+    const blob = (await git2.run(["hash-object", "-w", "--stdin"], { input: content })).stdout.trim();
+    await git2.run(["update-index", "--add", "--cacheinfo", `100644,${blob},${recordRel}/${rel}`]);
+  }
+  return git2.commit(
+    messageWithTrailers(`forge(${a.ids.taskId}): checkpoint after stage ${stage}`, void 0, [
+      ...attemptTrailers(a.ids),
+      ["Agent", a.deps.agent.name],
+      [TRAILERS.checkpoint, stage]
+    ])
+  );
+}
+async function carriedFiles(a) {
+  const out = [];
+  const root = a.sessionDir;
+  const isDir = async (p) => (await lstat4(p).catch(() => void 0))?.isDirectory() === true;
+  const stages = path13.join(root, "agent", "stages");
+  if (await isDir(path13.join(root, "agent")) && await isDir(stages))
+    for (const dir of (await readdir6(stages, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name)) {
+      const folder = path13.join(stages, dir, AGENT_SESSION_DIR);
+      if (!await isDir(folder)) continue;
+      for (const f of await readdir6(folder, { withFileTypes: true })) {
+        if (!f.isFile() || !f.name.endsWith(".jsonl")) continue;
+        const buf = await readAgentFile(folder, path13.join(folder, f.name), { maxBytes: MAX_CARRIED_SESSION_BYTES }).catch(() => void 0);
+        if (buf) out.push([`agent/stages/${dir}/${AGENT_SESSION_DIR}/${f.name}`, buf.toString("utf8")]);
+      }
+    }
+  const notes = await readAgentText(root, path13.join(root, "agent", NOTES_FILE), (m) => void a.warnings.push(m), { maxBytes: 1e6 });
+  if (notes !== void 0) out.push([`agent/${NOTES_FILE}`, maskerOf(a.deps).mask(notes)]);
+  return out;
+}
+
 // action/src/task/branch.ts
 async function pushHead(a, sha) {
   const s = a.branchState;
@@ -3030,7 +3074,7 @@ async function stageWork(a) {
   if (await git2.head() !== keep) await git2.run(["reset", "--soft", "--quiet", keep]);
   await git2.run(["add", "--all", "--", ".", `:(exclude)${recordRel}`]);
   const staged = await git2.stagedChanges(startHead);
-  if (staged.some((c) => c.path.startsWith(`${recordRel}/`))) await git2.run(["reset", "--quiet", startHead, "--", recordRel]);
+  if (staged.some((c) => c.path.startsWith(`${recordRel}/`))) await git2.run(["reset", "--quiet", branchState.recordBase, "--", recordRel]);
   for (const r of await revertProtectedChanges(git2, startHead, staged)) branchState.refused.set(r.path, r);
   const pending = (await git2.run(["diff", "--cached", "--quiet", "HEAD"], { allowFail: true })).code !== 0;
   const records = `${taskRecordsDir(a.ids.runId, a.ids.taskId)}/`;
@@ -3048,7 +3092,7 @@ async function keptCommit(a) {
   const above = await git2.run(["merge-base", "--is-ancestor", foldBase, squash], { allowFail: true });
   return above.code === 0 ? squash : foldBase;
 }
-async function pushProgress(a, stage) {
+async function pushProgress(a, stage, progress2) {
   const { git: git2, branchState } = a;
   const { pending } = await stageWork(a);
   if (pending)
@@ -3059,12 +3103,23 @@ async function pushProgress(a, stage) {
         ["Stage", stage]
       ])
     );
+  if (progress2)
+    await checkpointAfter(a, stage, progress2).catch(async (err) => {
+      a.warnings.push(`could not commit the checkpoint after stage ${stage}: ${err.message}`);
+      await git2.run(["reset", "--quiet", "HEAD", "--", a.recordRel], { allowFail: true });
+    });
   await branchState.prOpening;
   const head = await git2.head();
   if (!await pushHead(a, head)) return;
   branchState.progressPushes++;
   a.liveCheck.moveTo(head);
   a.log.info(`Pushed the work after stage ${stage} (${head.slice(0, 12)}).`);
+}
+async function checkpointAfter(a, stage, progress2) {
+  const checkpoint = await writeCheckpoint(a, progress2, await a.git.head(), false);
+  const sha = await commitCheckpoint(a, stage, checkpoint);
+  a.branchState.foldBase = sha;
+  a.branchState.recordBase = sha;
 }
 
 // action/src/task/agent.ts
@@ -3102,6 +3157,7 @@ async function runAgent(a) {
     stop("budget", what);
   };
   let budgetStop;
+  const taskModel = a.built.frontmatter.model ?? kindModel(a.node.agentType, config.agent);
   let stopNow;
   const supervised = await supervise(
     (ctl) => {
@@ -3112,7 +3168,8 @@ async function runAgent(a) {
         workdir: a.input.workspace,
         sessionDir: a.sessionDir,
         walkthroughPath: a.walkthroughSession,
-        ...a.built.frontmatter.model !== void 0 ? { taskModel: a.built.frontmatter.model } : {},
+        // The task's own model, else its kind's (`agent.kinds.<kind>.model`).
+        ...taskModel !== void 0 ? { taskModel } : {},
         signal: ctl.signal,
         ...a.telemetry ? { traceparent: a.telemetry.traceparent } : {},
         spendFile: meter.spendFile,
@@ -3138,13 +3195,9 @@ async function runAgent(a) {
         // The runner's own push is like a tool call in flight: silence is expected (only the idle limit applies).
         onStageEnd: async (stage, progress2) => {
           ctl.onProgress({ summary: `pushing the work after stage ${stage}`, kind: "tool_use" });
-          await pushProgress(a, stage).catch(
+          await pushProgress(a, stage, progress2).catch(
             (err) => void warnings.push(`could not push the work after stage ${stage}: ${err.message}`)
           );
-          if (progress2)
-            await writeCheckpoint(a, progress2, a.branchState.remoteHead, false).catch(
-              (err) => void warnings.push(`could not write the checkpoint after stage ${stage}: ${err.message}`)
-            );
           ctl.onProgress({ summary: `pushed the work after stage ${stage}`, kind: "tool_result" });
           live.write({ layer: "job", stage, status: "push", detail: `pushed the work after stage ${stage}` });
         },
@@ -3254,6 +3307,11 @@ async function checkoutAttempt(job) {
   if (named !== void 0 && named !== branch)
     throw new JobError(
       `the journal names the branch ${named} for ${taskId} attempt ${attempt}, but the run's template names ${branch}${resumed ? " (or an earlier attempt's)" : ""}`
+    );
+  const told = job.input.context.agent?.adapter;
+  if (told !== void 0 && task.attempt?.agent !== told)
+    throw new JobError(
+      `the dispatch names the agent ${told} for ${taskId} attempt ${attempt}, but the journal gives it ${task.attempt?.agent ?? "none"}`
     );
   if (journal.integrationBranch !== base)
     throw new JobError(`the journal names the integration branch ${journal.integrationBranch}, but the run's template names ${base}`);
@@ -3406,6 +3464,7 @@ function renderPrBody(input, limit = PR_BODY_LIMIT) {
     "| --- | --- |",
     `| Task | ${code(f.task_id)} |`,
     `| Run | ${code(f.run_id)} |`,
+    ...input.issue !== void 0 ? [`| Issue | #${input.issue} |`] : [],
     `| Attempt | ${f.attempt} |`,
     `| Status | ${STATUS_ICON[f.status] ?? f.status} (exit ${input.exitCode}) |`,
     `| Confidence | ${f.confidence.toFixed(2)} |`,
@@ -3570,7 +3629,8 @@ async function publishPr(a, pr, end) {
     walkthroughUrl: wtUrl,
     baseBranch: a.base,
     exitCode,
-    notes
+    notes,
+    ...a.built.frontmatter.issue !== void 0 ? { issue: a.built.frontmatter.issue } : {}
   }) : statusBody(a, "ended", { exitCode, error: error ?? exitMeaning(exitCode), headSha: recordSha, notes });
   const report = (what) => (err) => void a.warnings.push(`could not ${what}: ${err.message}`);
   await Promise.all([
@@ -3584,7 +3644,7 @@ import { writeFile as writeFile9 } from "node:fs/promises";
 import path16 from "node:path";
 
 // action/src/task/execution-report.ts
-import { readdir as readdir6, writeFile as writeFile8 } from "node:fs/promises";
+import { readdir as readdir7, writeFile as writeFile8 } from "node:fs/promises";
 import path15 from "node:path";
 function modelCell(s) {
   const model = cell2(s.model, 60);
@@ -3607,6 +3667,7 @@ function renderExecutionReport(f, stages, signals) {
     "| | |",
     "| --- | --- |",
     `| Outcome | exit ${f.exitCode}: ${exitMeaning(f.exitCode)} |`,
+    ...f.switched ? [`| Agent changed | from ${cell2(f.switched.from)}: ${cell2(f.switched.reason, 300)} |`] : [],
     ...f.stopped ? [`| Stopped by the runner | ${cell2(f.stopped.reason)}: ${cell2(f.stopped.detail, 200)} |`] : [],
     ...f.error ? [`| Error | ${cell2(f.error, 300)} |`] : [],
     `| Before the agent | ${secs(f.tAgent - f.t0)} |`,
@@ -3660,7 +3721,7 @@ async function signalFiles(sessionDir) {
   const found = [];
   const walk2 = async (dir, depth) => {
     if (depth > 6 || found.length >= 200) return;
-    const entries = await readdir6(dir, { withFileTypes: true }).catch(() => []);
+    const entries = await readdir7(dir, { withFileTypes: true }).catch(() => []);
     for (const e of entries) {
       const p = path15.join(dir, e.name);
       if (e.isDirectory()) await walk2(p, depth + 1);
@@ -3717,6 +3778,7 @@ async function recordAttempt(a, end, work, completed, verdict, reports = {}) {
     attempt,
     agentType: a.node.agentType,
     agent: end.outcome.agent ?? a.deps.agent.name,
+    ...a.input.context.agent?.switched ? { switched: a.input.context.agent.switched } : {},
     ...result.model ? { model: result.model } : {},
     traceId: attemptTraceId(a.ids),
     exitCode,
@@ -4316,6 +4378,7 @@ async function openAttempt(job, co) {
       progressPushes: 0,
       preAgentHead: co.tip,
       foldBase: co.tip,
+      recordBase: co.tip,
       linear: squash.length > 0,
       refused: /* @__PURE__ */ new Map(),
       prOpening: Promise.resolve(void 0)
@@ -4327,6 +4390,7 @@ async function openAttempt(job, co) {
   mark(job, "draft_pr");
   a.branchState.preAgentHead = await git2.head();
   a.branchState.foldBase = a.branchState.preAgentHead;
+  a.branchState.recordBase = a.branchState.preAgentHead;
   return a;
 }
 
@@ -4570,7 +4634,14 @@ var ENDED = {
   failure: "failed",
   refinement: "was sent back by a quality gate"
 };
-var ADAPTER_NAMES = { claude: "Claude Code ", codex: "Codex ", gemini: "Gemini CLI ", command: "" };
+var ADAPTER_NAMES = {
+  claude: "Claude Code ",
+  codex: "Codex ",
+  gemini: "Gemini CLI ",
+  opencode: "opencode ",
+  qwen: "Qwen Code ",
+  command: ""
+};
 function resumedSection(a, r, progress2) {
   const lines = [
     "## Resumed",
@@ -4589,6 +4660,18 @@ function resumedSection(a, r, progress2) {
   if (r.session && r.session.adapter === a.deps.agent.name && r.stage)
     lines.push("", `The agent's ${ADAPTER_NAMES[r.session.adapter] ?? `${r.session.adapter} `}session \`${r.session.id}\` was resumed.`);
   return lines.join("\n");
+}
+function agentName(adapter) {
+  return (ADAPTER_NAMES[adapter] ?? `${adapter} `).trim() || "a command agent";
+}
+function agentSection(a, agent) {
+  if (!agent.switched) return void 0;
+  const prior = a.ids.attempt > 1 ? `attempt ${a.ids.attempt - 1}'s agent, ` : "";
+  return [
+    "## Agent",
+    "",
+    `Attempt ${a.ids.attempt} ran on ${agentName(agent.adapter)} (\`${agent.adapter}\`) instead of ${prior}${agentName(agent.switched.from)} (\`${agent.switched.from}\`): ${agent.switched.reason.replace(/\s+/g, " ")}.`
+  ].join("\n");
 }
 
 // action/src/task/summary.ts
@@ -4640,7 +4723,9 @@ async function taskJob(args) {
   const reports = await completeReports(a, end, verdict);
   const changed = work.filesChanged;
   if (revision && completed.ok) await withRevisionSection(a, revision, completed, changed);
+  const switched = a.input.context.agent ? agentSection(a, a.input.context.agent) : void 0;
   const sections = [
+    ...switched ? [switched] : [],
     ...a.input.context.resume ? [resumedSection(a, a.input.context.resume, end.outcome.progress)] : [],
     ...steering.received.length ? [steeringSection(steering.received)] : []
   ];
@@ -5627,7 +5712,7 @@ var TYPE_1_STEPS = {
 var TYPE_2_STEPS = TYPE_1_STEPS;
 
 // src/agent/stages/subtasks.ts
-import { readdir as readdir7 } from "node:fs/promises";
+import { readdir as readdir8 } from "node:fs/promises";
 import path28 from "node:path";
 function subtaskDir(sessionDir) {
   return path28.join(sessionDir, "subtasks");
@@ -5640,7 +5725,7 @@ function readSubtaskFile(file, text) {
   return { data, body: fm.body };
 }
 async function readSubtasks(dir) {
-  const names = (await readdir7(dir).catch(() => [])).filter((n2) => n2.endsWith(".md")).sort();
+  const names = (await readdir8(dir).catch(() => [])).filter((n2) => n2.endsWith(".md")).sort();
   const out = [];
   for (const name of names) {
     const file = path28.join(dir, name);
@@ -6052,7 +6137,7 @@ async function run(overrides = {}) {
     const [owner, repo] = jobEnv.repository.split("/");
     const github = overrides.github ?? createOctokitGitHub({ token: input.githubToken, baseUrl: jobEnv.apiUrl, owner, repo });
     const config = await loadPinnedConfig(github, input.runId);
-    const adapter = input.adapter ?? config.agent.adapter;
+    const adapter = input.context.agent?.adapter ?? input.adapter ?? config.agent.adapter;
     const model = input.model ?? config.agent.model;
     const command = input.command ?? config.agent.command;
     if (adapter === "command" && !command)
@@ -6163,8 +6248,9 @@ function warnMissingKeys(adapter, input, env, longContext) {
     warning(
       "agent.long_context is on, but Claude Code does not talk to Anthropic's API here (ANTHROPIC_BASE_URL, Vertex or Bedrock): the 1M-token context stays off."
     );
-  if (adapter === "codex" && !input.openaiApiKey && !env.OPENAI_API_KEY)
-    warning("openai-api-key is empty and OPENAI_API_KEY is not set: Codex will not be able to call the model.");
+  const openaiAgent = { codex: "Codex", opencode: "opencode", qwen: "Qwen Code" }[adapter];
+  if (openaiAgent && !input.openaiApiKey && !env.OPENAI_API_KEY)
+    warning(`openai-api-key is empty and OPENAI_API_KEY is not set: ${openaiAgent} will not be able to call the model.`);
   if (adapter === "gemini" && !input.geminiApiKey && !env.GEMINI_API_KEY && !env.GOOGLE_API_KEY)
     warning("gemini-api-key is empty and GEMINI_API_KEY is not set: Gemini CLI will not be able to call the model.");
 }

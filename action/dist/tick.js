@@ -9,6 +9,7 @@ import {
   taskSpanId
 } from "./chunk-4N4ZCUVB.js";
 import {
+  AGENT_HISTORY,
   BRANCH_PREFIX,
   CHANGE_REQUEST_LIMITS,
   COMMAND_MEMORY,
@@ -20,6 +21,7 @@ import {
   JOURNAL_VERSION,
   JournalPartsError,
   LABELS,
+  MAX_CHECKPOINT_BYTES,
   PROTECTED_PATHS,
   SPLIT_AT,
   TRAILERS,
@@ -38,6 +40,8 @@ import {
   captainId,
   changeRequestFrontmatterSchema,
   checkRunName,
+  checkpointPath,
+  checkpointSchema,
   clearedForRefinery,
   defaultConfig,
   eventSegmentFile,
@@ -87,8 +91,9 @@ import {
   squashUpstreamSchema,
   stateBranch,
   steeringComment,
+  stripForgeMarkers,
   walkthroughPath
-} from "./chunk-QPY5CR45.js";
+} from "./chunk-KSYJKTFJ.js";
 import {
   Octokit,
   RequestError,
@@ -101,9 +106,13 @@ import {
   retry
 } from "./chunk-MOSYCUKF.js";
 import {
+  AGENT_REASON_MAX,
   EXIT_CODES,
+  agentList,
   agentTypeSchema,
+  agentsOf,
   external_exports,
+  findCycles,
   formatProblem,
   parsePlan,
   readFrontMatter,
@@ -113,7 +122,7 @@ import {
   validateDagChange,
   validatePlan,
   zodProblems
-} from "./chunk-PJ3Z7AOS.js";
+} from "./chunk-YJPOCTHW.js";
 import {
   getInput,
   info,
@@ -3133,7 +3142,7 @@ var require_tools = __commonJS({
       return asJsonChan.traceSync(_asJson, store, this, obj, msg, num, time);
     }
     function _asJson(obj, msg, num, time) {
-      const stringify3 = this[stringifySym];
+      const stringify4 = this[stringifySym];
       const stringifySafe = this[stringifySafeSym];
       const stringifiers = this[stringifiersSym];
       const end = this[endSym];
@@ -3175,7 +3184,7 @@ var require_tools = __commonJS({
               value = (stringifier || asString)(value);
               break;
             default:
-              value = (stringifier || stringify3)(value, stringifySafe);
+              value = (stringifier || stringify4)(value, stringifySafe);
           }
           if (value === void 0) continue;
           const strKey = asString(key);
@@ -3203,7 +3212,7 @@ var require_tools = __commonJS({
             msgStr = ',"' + messageKey + '":' + value;
             break;
           default:
-            value = (stringifier || stringify3)(value, stringifySafe);
+            value = (stringifier || stringify4)(value, stringifySafe);
             msgStr = ',"' + messageKey + '":' + value;
         }
       }
@@ -3216,7 +3225,7 @@ var require_tools = __commonJS({
     function asChindings(instance, bindings) {
       let value;
       let data = instance[chindingsSym];
-      const stringify3 = instance[stringifySym];
+      const stringify4 = instance[stringifySym];
       const stringifySafe = instance[stringifySafeSym];
       const stringifiers = instance[stringifiersSym];
       const wildcardStringifier = stringifiers[wildcardFirstSym];
@@ -3228,7 +3237,7 @@ var require_tools = __commonJS({
         const valid = (key.length < 5 || key !== "level" && key !== "serializers" && key !== "formatters" && key !== "customLevels") && bindings.hasOwnProperty(key) && value !== void 0;
         if (valid === true) {
           value = serializers[key] ? serializers[key](value) : value;
-          value = (stringifiers[key] || wildcardStringifier || stringify3)(value, stringifySafe);
+          value = (stringifiers[key] || wildcardStringifier || stringify4)(value, stringifySafe);
           if (value === void 0) continue;
           data += "," + asString(key) + ":" + value;
         }
@@ -3318,13 +3327,13 @@ var require_tools = __commonJS({
         return { opts, stream };
       };
     }
-    function stringify2(obj, stringifySafeFn) {
+    function stringify3(obj, stringifySafeFn) {
       try {
         return JSON.stringify(obj);
       } catch (_) {
         try {
-          const stringify3 = stringifySafeFn || this[stringifySafeSym];
-          return stringify3(obj);
+          const stringify4 = stringifySafeFn || this[stringifySafeSym];
+          return stringify4(obj);
         } catch (_2) {
           return '"[unable to serialize, circular reference is too complex to analyze]"';
         }
@@ -3354,7 +3363,7 @@ var require_tools = __commonJS({
       asJson,
       genLog,
       createArgsNormalizer,
-      stringify: stringify2,
+      stringify: stringify3,
       buildFormatters,
       normalizeDestFileDescriptor
     };
@@ -3628,7 +3637,7 @@ var require_proto = __commonJS({
       asChindings,
       asJson,
       buildFormatters,
-      stringify: stringify2,
+      stringify: stringify3,
       noop: noop2
     } = require_tools();
     var {
@@ -3735,9 +3744,9 @@ var require_proto = __commonJS({
       }
       if (typeof options2.redact === "object" && options2.redact !== null || Array.isArray(options2.redact)) {
         instance.redact = options2.redact;
-        const stringifiers = redaction(instance.redact, stringify2);
+        const stringifiers = redaction(instance.redact, stringify3);
         const formatOpts = { stringify: stringifiers[redactFmtSym] };
-        instance[stringifySym] = stringify2;
+        instance[stringifySym] = stringify3;
         instance[stringifiersSym] = stringifiers;
         instance[formatOptsSym] = formatOpts;
       }
@@ -3819,13 +3828,13 @@ var require_safe_stable_stringify = __commonJS({
   "node_modules/safe-stable-stringify/index.js"(exports2, module2) {
     "use strict";
     var { hasOwnProperty } = Object.prototype;
-    var stringify2 = configure();
-    stringify2.configure = configure;
-    stringify2.stringify = stringify2;
-    stringify2.default = stringify2;
-    exports2.stringify = stringify2;
+    var stringify3 = configure();
+    stringify3.configure = configure;
+    stringify3.stringify = stringify3;
+    stringify3.default = stringify3;
+    exports2.stringify = stringify3;
     exports2.configure = configure;
-    module2.exports = stringify2;
+    module2.exports = stringify3;
     var strEscapeSequencesRegExp = /[\u0000-\u001f\u0022\u005c\ud800-\udfff]/;
     function strEscape(str) {
       if (str.length < 5e3 && !strEscapeSequencesRegExp.test(str)) {
@@ -4383,7 +4392,7 @@ ${originalIndentation}`;
             return fail2 ? fail2(value) : void 0;
         }
       }
-      function stringify3(value, replacer, space) {
+      function stringify4(value, replacer, space) {
         if (arguments.length > 1) {
           let spacer = "";
           if (typeof space === "number") {
@@ -4405,7 +4414,7 @@ ${originalIndentation}`;
         }
         return stringifySimple("", value, []);
       }
-      return stringify3;
+      return stringify4;
     }
   }
 });
@@ -4599,7 +4608,7 @@ var require_pino = __commonJS({
       asChindings,
       buildSafeSonicBoom,
       buildFormatters,
-      stringify: stringify2,
+      stringify: stringify3,
       normalizeDestFileDescriptor,
       noop: noop2
     } = require_tools();
@@ -4704,7 +4713,7 @@ var require_pino = __commonJS({
         formatters.bindings,
         formatters.log
       );
-      const stringifyFn = stringify2.bind({
+      const stringifyFn = stringify3.bind({
         [stringifySafeSym]: stringifySafe
       });
       const stringifiers = redact ? Object.assign(/* @__PURE__ */ Object.create(null), redaction(redact, stringifyFn)) : /* @__PURE__ */ Object.create(null);
@@ -4714,7 +4723,7 @@ var require_pino = __commonJS({
         [chindingsSym]: "",
         [serializersSym]: serializers2,
         [stringifiersSym]: stringifiers,
-        [stringifySym]: stringify2,
+        [stringifySym]: stringify3,
         [stringifySafeSym]: stringifySafe,
         [formattersSym]: allFormatters
       });
@@ -4765,7 +4774,7 @@ var require_pino = __commonJS({
         [streamSym]: stream,
         [timeSym]: time2,
         [timeSliceIndexSym]: timeSliceIndex,
-        [stringifySym]: stringify2,
+        [stringifySym]: stringify3,
         [stringifySafeSym]: stringifySafe,
         [stringifiersSym]: stringifiers,
         [endSym]: end,
@@ -7403,10 +7412,10 @@ var require_parse_factory_options = __commonJS({
 // node_modules/fast-safe-stringify/index.js
 var require_fast_safe_stringify = __commonJS({
   "node_modules/fast-safe-stringify/index.js"(exports2, module2) {
-    module2.exports = stringify2;
-    stringify2.default = stringify2;
-    stringify2.stable = deterministicStringify;
-    stringify2.stableStringify = deterministicStringify;
+    module2.exports = stringify3;
+    stringify3.default = stringify3;
+    stringify3.stable = deterministicStringify;
+    stringify3.stableStringify = deterministicStringify;
     var LIMIT_REPLACE_NODE = "[...]";
     var CIRCULAR_REPLACE_NODE = "[Circular]";
     var arr = [];
@@ -7417,7 +7426,7 @@ var require_fast_safe_stringify = __commonJS({
         edgesLimit: Number.MAX_SAFE_INTEGER
       };
     }
-    function stringify2(obj, replacer, spacer, options2) {
+    function stringify3(obj, replacer, spacer, options2) {
       if (typeof options2 === "undefined") {
         options2 = defaultOptions2();
       }
@@ -15583,6 +15592,12 @@ ${c.log}` : ""
     details: bounded(details, FEEDBACK_LIMITS.details)
   };
 }
+function onGroup(failing, group, base) {
+  const where2 = `Failed in the merge queue: on merge group ${group.slice(0, 7)}, this pull request merged onto the tip of ${base} (the checks of the pull request's own head passed).`;
+  return failing.map((c) => ({ ...c, summary: `${where2}
+
+${c.summary}` }));
+}
 
 // src/github/ttl-cache.ts
 function ttlCache() {
@@ -15634,8 +15649,8 @@ function bound(names) {
   const out = /* @__PURE__ */ new Set();
   for (const n2 of names) {
     if (out.size >= REQUIRED_CHECK_LIMITS.names) break;
-    const cut3 = n2.slice(0, REQUIRED_CHECK_LIMITS.name);
-    if (cut3.trim()) out.add(cut3);
+    const cut4 = n2.slice(0, REQUIRED_CHECK_LIMITS.name);
+    if (cut4.trim()) out.add(cut4);
   }
   return [...out];
 }
@@ -15730,10 +15745,10 @@ function describeRules(types, rules) {
   if (!types.length) return "a rule";
   const parts = types.map((type) => {
     const sets = rules.filter((r) => r.type === type && r.ruleset).map((r) => r.ruleset);
-    const where = sets.map(
+    const where2 = sets.map(
       (s2) => `${s2.name ? `"${s2.name}"` : `#${s2.id}`}${s2.sourceType === "Organization" ? ` of the organisation ${s2.source ?? ""}`.trimEnd() : ""}`
     ).filter((x, i, all) => all.indexOf(x) === i);
-    return `the \`${type}\` rule${where.length ? ` of ruleset ${where.join(", ")}` : ""}`;
+    return `the \`${type}\` rule${where2.length ? ` of ruleset ${where2.join(", ")}` : ""}`;
   });
   return parts.join(" and ");
 }
@@ -15764,13 +15779,13 @@ function remedy(type, branch, push) {
       return `an administrator changes the rule or ${bypass}`;
   }
 }
-function pushBlockedReason(refusal, branch, rules = []) {
-  const types = [...new Set(refusal.messages.flatMap((m) => ruleTypesOf(m, rules)))];
-  const said = refusal.messages.length ? refusal.messages.join(" ") : "no rule named";
-  const found = refusal.found.length ? ` (found: ${refusal.found.slice(0, 5).join(", ")}${refusal.found.length > 5 ? ", \u2026" : ""})` : "";
-  const what = refusal.code === "GH006" ? "the branch's protection" : describeRules(types, rules);
-  const fix = refusal.code === "GH006" ? "an administrator changes the branch protection that covers it (or lets GitHub Actions and the Forge App push to it)" : remedy(types[0] ?? "", branch, true);
-  return `GitHub refused the push of \`${branch}\` (${refusal.code}): ${what} \u2014 "${said}"${found}. What a person can do: ${fix}; then a writer comments \`/forge retry\`.`;
+function pushBlockedReason(refusal2, branch, rules = []) {
+  const types = [...new Set(refusal2.messages.flatMap((m) => ruleTypesOf(m, rules)))];
+  const said = refusal2.messages.length ? refusal2.messages.join(" ") : "no rule named";
+  const found = refusal2.found.length ? ` (found: ${refusal2.found.slice(0, 5).join(", ")}${refusal2.found.length > 5 ? ", \u2026" : ""})` : "";
+  const what = refusal2.code === "GH006" ? "the branch's protection" : describeRules(types, rules);
+  const fix = refusal2.code === "GH006" ? "an administrator changes the branch protection that covers it (or lets GitHub Actions and the Forge App push to it)" : remedy(types[0] ?? "", branch, true);
+  return `GitHub refused the push of \`${branch}\` (${refusal2.code}): ${what} \u2014 "${said}"${found}. What a person can do: ${fix}; then a writer comments \`/forge retry\`.`;
 }
 function mergeRemedy(types, branch) {
   return remedy(types[0] ?? "", branch, false);
@@ -15874,7 +15889,7 @@ function mergeBlocker(message, branch, requiredChecks2, rules = []) {
   };
   const retry3 = "then a writer comments `/forge retry`";
   if (types.includes("merge_queue"))
-    return `${describeRules(["merge_queue"], rules)} on ${on} requires merges through GitHub's merge queue, which Forge cannot use yet ("${text}"). ${cap(mergeRemedy(["merge_queue"], branch))}, ${retry3}.`;
+    return `${describeRules(["merge_queue"], rules)} on ${on} requires merges through GitHub's merge queue, and the queue did not take this pull request ("${text}"). ${cap(mergeRemedy(["merge_queue"], branch))}, ${retry3}.`;
   const approvals = /At least (\d+) approving reviews? (?:is|are) required/i.exec(text);
   if (approvals)
     return `required approvals on ${on}${held("pull_request")}: GitHub wants ${approvals[1]} approving review${approvals[1] === "1" ? "" : "s"} of the pull request's head by people with write access ("${text}"). A person with write access approves the pull request (Forge then merges it), or an administrator lowers the branch's required approvals and comments \`/forge retry\`.`;
@@ -15913,6 +15928,89 @@ function rememberLinear(owner, branch, now) {
 var rulesetNames = ttlCache();
 function cachedRulesetName(owner, id, now, ttlMs, read) {
   return rulesetNames.get(owner, id, now, ttlMs, read);
+}
+
+// src/github/merge-queue.ts
+var PULL_QUEUE = `query ($owner: String!, $name: String!, $number: Int!) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      id
+      mergeQueueEntry { state position headCommit { oid } }
+    }
+  }
+}`;
+var ENQUEUE = `mutation ($id: ID!, $head: GitObjectID) {
+  enqueuePullRequest(input: { pullRequestId: $id, expectedHeadOid: $head }) {
+    mergeQueueEntry { state position headCommit { oid } }
+  }
+}`;
+var AUTO_MERGE = `mutation ($id: ID!, $mergeMethod: PullRequestMergeMethod, $head: GitObjectID) {
+  enablePullRequestAutoMerge(input: { pullRequestId: $id, mergeMethod: $mergeMethod, expectedHeadOid: $head }) {
+    pullRequest { number }
+  }
+}`;
+var entryInfo = (e) => ({
+  state: e.state,
+  position: e.position,
+  ...e.headCommit ? { groupSha: e.headCommit.oid } : {}
+});
+function refusal(e) {
+  const errors = e.errors;
+  if (!Array.isArray(errors) || errors.length === 0) return void 0;
+  if (errors.some((x) => x.type === "NOT_FOUND" || x.type === "FORBIDDEN")) return void 0;
+  return errors.map((x) => x.message ?? "").join("; ");
+}
+function mergeQueuePort(octokit, r) {
+  const read = async (number) => {
+    try {
+      const data = await octokit.graphql(PULL_QUEUE, { owner: r.owner, name: r.repo, number });
+      const p = data.repository?.pullRequest;
+      if (!p) throw new Error(`pull request #${number} not found`);
+      return p;
+    } catch (e) {
+      throw wrap("graphql pullRequest.mergeQueueEntry", e);
+    }
+  };
+  return {
+    async entry(number) {
+      const e = (await read(number)).mergeQueueEntry;
+      return e ? entryInfo(e) : null;
+    },
+    async enqueue(number, expectedHeadSha) {
+      const { id } = await read(number);
+      try {
+        const data = await octokit.graphql(ENQUEUE, {
+          id,
+          head: expectedHeadSha
+        });
+        const e = data.enqueuePullRequest?.mergeQueueEntry;
+        return { kind: "queued", entry: e ? entryInfo(e) : { state: "QUEUED", position: 0 } };
+      } catch (e) {
+        const message = refusal(e);
+        if (message !== void 0) return { kind: "refused", message };
+        throw wrap("graphql enqueuePullRequest", e);
+      }
+    },
+    async groupHeads(branch) {
+      try {
+        const { data } = await octokit.rest.actions.listWorkflowRunsForRepo({ ...r, branch, event: "merge_group", per_page: 20 });
+        return [...new Set(data.workflow_runs.map((w) => w.head_sha))];
+      } catch (e) {
+        throw wrap("actions.listWorkflowRunsForRepo", e);
+      }
+    },
+    async enableAutoMerge(number, method, expectedHeadSha) {
+      const { id } = await read(number);
+      try {
+        await octokit.graphql(AUTO_MERGE, { id, mergeMethod: method.toUpperCase(), ...expectedHeadSha ? { head: expectedHeadSha } : {} });
+        return { kind: "enabled" };
+      } catch (e) {
+        const message = refusal(e);
+        if (message !== void 0) return { kind: "refused", message };
+        throw wrap("graphql enablePullRequestAutoMerge", e);
+      }
+    }
+  };
 }
 
 // src/github/web-url.ts
@@ -16010,12 +16108,14 @@ var OctokitPort = class {
     this.self = self;
     this.webUrl = webUrl;
     this.#octokit = octokit;
+    this.queue = mergeQueuePort(octokit, { owner, repo });
   }
   owner;
   repo;
   self;
   webUrl;
   #octokit;
+  queue;
   #repositoryInfo;
   #repositoryId;
   /** Whom a marker is looked for from: the App's own login, or anyone when it is not known. */
@@ -16046,13 +16146,10 @@ var OctokitPort = class {
   async repositoryId() {
     return this.#repositoryId ?? (this.#repositoryId = (await this.#repository()).id);
   }
-  knowRepositoryId(id) {
-    this.#repositoryId = id;
-  }
+  knowRepositoryId = (id) => void (this.#repositoryId = id);
   async branchHead(branch) {
     try {
-      const { data } = await this.#octokit.rest.git.getRef({ ...this.#r, ref: `heads/${branch}` });
-      return data.object.sha;
+      return (await this.#octokit.rest.git.getRef({ ...this.#r, ref: `heads/${branch}` })).data.object.sha;
     } catch (e) {
       if (statusOf(e) === 404) return null;
       throw wrap("git.getRef", e);
@@ -16190,8 +16287,7 @@ var OctokitPort = class {
   }
   async getWorkflowRun(id) {
     try {
-      const { data } = await this.#octokit.rest.actions.getWorkflowRun({ ...this.#r, run_id: id });
-      return runInfo(data);
+      return runInfo((await this.#octokit.rest.actions.getWorkflowRun({ ...this.#r, run_id: id })).data);
     } catch (e) {
       if (statusOf(e) === 404) return null;
       throw wrap("actions.getWorkflowRun", e);
@@ -16370,6 +16466,56 @@ var OctokitPort = class {
   }
 };
 
+// src/github/octokit-issue-tree.ts
+var OctokitIssuesPort = class extends OctokitPort {
+  #o;
+  constructor(octokit, owner, repo, self, webUrl) {
+    super(octokit, owner, repo, self, ...webUrl !== void 0 ? [webUrl] : []);
+    this.#o = octokit;
+  }
+  #linked(i) {
+    const tail = `/repos/${this.owner}/${this.repo}`.toLowerCase();
+    return {
+      id: i.id,
+      number: i.number,
+      title: i.title,
+      body: i.body ?? "",
+      state: i.state === "closed" ? "closed" : "open",
+      labels: (i.labels ?? []).map((l) => typeof l === "string" ? l : l.name ?? ""),
+      sameRepo: (i.repository_url ?? "").toLowerCase().endsWith(tail)
+    };
+  }
+  async #list(route, operation, issue) {
+    try {
+      const { data } = await this.#o.request(route, { owner: this.owner, repo: this.repo, issue_number: issue, per_page: 100 });
+      return data.map((i) => this.#linked(i));
+    } catch (e) {
+      throw wrap(operation, e);
+    }
+  }
+  subIssues(issue) {
+    return this.#list("GET /repos/{owner}/{repo}/issues/{issue_number}/sub_issues", "issues.listSubIssues", issue);
+  }
+  blockedBy(issue) {
+    return this.#list("GET /repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by", "issues.listDependenciesBlockedBy", issue);
+  }
+  async commitFiles(branch, from, files, message) {
+    const r = { owner: this.owner, repo: this.repo };
+    let op = "git.getCommit";
+    try {
+      const base = (await this.#o.rest.git.getCommit({ ...r, commit_sha: from })).data.tree.sha;
+      op = "git.createTree";
+      const tree = [...files].map(([path2, content]) => ({ path: path2, mode: "100644", type: "blob", content }));
+      const { data: t } = await this.#o.rest.git.createTree({ ...r, base_tree: base, tree });
+      op = "git.createCommit";
+      const { data: c } = await this.#o.rest.git.createCommit({ ...r, message, tree: t.sha, parents: [from] });
+      return { created: await this.createBranch(branch, c.sha), sha: c.sha };
+    } catch (e) {
+      throw wrap(op, e);
+    }
+  }
+};
+
 // src/github/app-client.ts
 var asApp = async (app) => await app.auth();
 var asInstallation = async (app, installationId) => await app.auth(installationId);
@@ -16433,7 +16579,7 @@ async function installationPort(app, installationId, owner, repo, stats, onReque
     const { method, path: path2 } = pathOf(octokit, o);
     return pacer.run(isContentCreating(`${method} ${path2}`), send);
   });
-  return new OctokitPort(octokit, owner, repo, async () => {
+  return new OctokitIssuesPort(octokit, owner, repo, async () => {
     const slug = await appSlug(app);
     return slug ? `${slug}[bot]` : void 0;
   });
@@ -16513,6 +16659,11 @@ function pushBlockedComment(taskId, reason) {
   return `Forge stopped \`${taskId}\`: ${reason}
 
 Forge does not retry it by itself (the same push would be refused again): once the rule lets it through, comment \`/forge retry ${taskId}\`.`;
+}
+function checkpointRefusedComment(taskId, attempt, reason) {
+  return `Forge did not resume \`${taskId}\` from the checkpoint attempt ${attempt} left, which it refused: ${reason}.
+
+The next attempt starts fresh, on a new branch and pull request; nothing the refused checkpoint says is used.`;
 }
 function mergeRefusedComment(taskId, attempt, error) {
   return `Forge did not merge \`${taskId}\` (attempt ${attempt}): ${error}. Check the new head and merge the pull request yourself (Forge then carries on), or comment \`/forge cancel\` on the run's tracker to stop the run.`;
@@ -16879,7 +17030,12 @@ function startRevision(s2, i, kind, feedback, ciOnly) {
     dispatchRevision(
       { id: t.id, attempt: t.attempts, branch: a.branch, iteration },
       s2.node(i).agentType,
-      { feedback, ...a.prNumber !== void 0 ? { prNumber: a.prNumber } : {} },
+      {
+        feedback,
+        ...a.prNumber !== void 0 ? { prNumber: a.prNumber } : {},
+        // A revision runs on its attempt's agent.
+        ...a.agent !== void 0 && a.agent !== s2.config.agent.adapter ? { agent: { adapter: a.agent } } : {}
+      },
       priorRunId
     )
   );
@@ -17035,6 +17191,47 @@ function isValidTransition(from, to) {
   return TRANSITIONS[from].includes(to);
 }
 
+// src/core/decide/agents.ts
+function agentListOf(s2, i) {
+  return agentsOf(s2.node(i), s2.config.agent).agents;
+}
+function nextAgent(s2, i) {
+  const list = agentListOf(s2, i);
+  return list[Math.min(s2.task(i).fallback ?? 0, list.length - 1)];
+}
+function currentAgent(s2, i) {
+  return s2.task(i).attempt?.agent ?? agentListOf(s2, i)[0];
+}
+var cut2 = (text) => text.length > AGENT_REASON_MAX ? `${text.slice(0, AGENT_REASON_MAX - 1)}\u2026` : text;
+function fallBack(s2, i, why) {
+  const list = agentListOf(s2, i);
+  const from = currentAgent(s2, i);
+  const at = Math.max(0, list.indexOf(from));
+  const e = s2.edit(i);
+  if (at + 1 < list.length) {
+    e.fallback = at + 1;
+    e.next = { ...e.next, switched: { from, reason: cut2(`${why}; ${list[at + 1]} takes the next attempt`) } };
+    return true;
+  }
+  delete e.fallback;
+  if (list[0] !== from)
+    e.next = {
+      ...e.next,
+      switched: { from, reason: cut2(`${why}; every agent of the list was stopped, ${list[0]} goes on after the pause`) }
+    };
+  return false;
+}
+function assignAgent(s2, i, next) {
+  const adapter = nextAgent(s2, i);
+  const t = s2.task(i);
+  const switched = next?.switched && next.switched.from !== adapter ? next.switched : void 0;
+  s2.editAttempt(i).agent = adapter;
+  const e = s2.edit(i);
+  const entry = { attempt: t.attempts, agent: adapter, ...switched ? { why: `after ${switched.from}: ${switched.reason}` } : {} };
+  e.agents = [...e.agents ?? [], entry].slice(-AGENT_HISTORY);
+  return { adapter, ...switched ? { switched: { ...switched } } : {} };
+}
+
 // src/core/decide/resume.ts
 function retryWay(config2, node, cls) {
   return node.retryPolicy?.[cls] ?? config2.retry_policy[cls];
@@ -17071,8 +17268,13 @@ function planResume(s2, i, ev) {
   const a = t.attempt;
   if (!a) return keep({});
   const priorRunId = a.revision.workflowRunId;
-  const why = node.kind === "refinery" ? "a refinery's attempt starts fresh (its upstreams are merged when its branch is cut)" : a.revision.iteration > 0 ? "a revision that ended so is retried fresh" : priorRunId === void 0 ? "its job never ran" : ev.checkpointProblem !== void 0 ? `its checkpoint was refused: ${ev.checkpointProblem}` : void 0;
+  const why = node.kind === "refinery" ? "a refinery's attempt starts fresh (its upstreams are merged when its branch is cut)" : a.revision.iteration > 0 ? "a revision that ended so is retried fresh" : priorRunId === void 0 ? "its job never ran" : void 0;
   if (why) return keep({ fresh: why });
+  const refuse = (problem) => {
+    s2.effect(postComment("checkpoint-refused", attemptRef(t), checkpointRefusedComment(t.id, t.attempts, problem)));
+    keep({ fresh: `its checkpoint was refused: ${problem}` });
+  };
+  if (ev.checkpointProblem !== void 0) return refuse(ev.checkpointProblem);
   const cp = ev.checkpoint;
   if (cp) {
     const problems = checkpointProblems(cp, {
@@ -17083,9 +17285,9 @@ function planResume(s2, i, ev) {
       maxDepth: s2.config.agent.max_depth,
       pushedSha: ev.pushedSha
     });
-    if (problems.length) return keep({ fresh: `its checkpoint was refused: ${problems.join("; ")}` });
+    if (problems.length) return refuse(problems.join("; "));
   }
-  const session = cp?.agent_session && cp.agent_session.adapter === s2.config.agent.adapter ? cp.agent_session : void 0;
+  const session = cp?.agent_session && cp.agent_session.adapter === nextAgent(s2, i) ? cp.agent_session : void 0;
   keep({
     resume: {
       reason: ev.cls,
@@ -17156,14 +17358,16 @@ function retry2(s2, i, kind, opts) {
   const next = { ...handed, ...backoff !== void 0 ? { notBefore: backoff } : {} };
   s2.replaceTask(i, { ...task2, retries, ...Object.keys(next).length ? { next } : {} });
   const attempt = t.attempts + 1;
-  const { resume, fresh } = next;
+  const { resume, fresh, switched } = next;
+  const to = switched ? nextAgent(s2, i) : void 0;
   s2.emit("task.retried", t.id, {
     attemptId: attempt,
     branch: resume?.branch ?? branchName(s2.config, s2.j.runId, t.id, attempt),
     ...backoff ? { notBefore: backoff } : {},
     manual: opts.manual ?? false,
     ...resume ? { resumes: { fromAttempt: resume.fromAttempt, ...resume.stage ? { stage: resume.stage } : {} } } : {},
-    ...fresh ? { fresh } : {}
+    ...fresh ? { fresh } : {},
+    ...switched && to !== switched.from ? { agent: { from: switched.from, to, reason: switched.reason } } : {}
   });
 }
 
@@ -17338,6 +17542,7 @@ function planNode(n2) {
     paths: n2.paths ?? [],
     ...n2.budget ? { budget: { ...n2.budget } } : {},
     ...n2.retryPolicy ? { retryPolicy: { ...n2.retryPolicy } } : {},
+    ...n2.agents?.length ? { agents: [...n2.agents] } : {},
     priority: 0
   };
 }
@@ -17495,8 +17700,8 @@ function globMatcher(glob) {
   return m;
 }
 function globStem(glob) {
-  const cut3 = glob.search(/[*?[{]/);
-  const stem = (cut3 < 0 ? glob : glob.slice(0, cut3)).replace(/\/+$/, "");
+  const cut4 = glob.search(/[*?[{]/);
+  const stem = (cut4 < 0 ? glob : glob.slice(0, cut4)).replace(/\/+$/, "");
   return stem;
 }
 function basename(path2) {
@@ -17678,13 +17883,23 @@ function dispatch(s2, i, cap2) {
   const branch = resume?.branch ?? branchName(s2.config, s2.j.runId, t.id, attempt);
   s2.replaceTask(i, { ...t, attempts: attempt, attempt: resumedAttempt(newAttempt(branch, s2.iso(s2.now), cap2.usd), resume) });
   const node = s2.node(i);
+  const agent = assignAgent(s2, i, next);
   s2.emit("task.scheduled", t.id, { type: node.agentType, dependencies: node.dependencies });
   if (!s2.move(i, "RUNNING", "tick")) return;
   const resumes = resume ? { resumes: { fromAttempt: resume.fromAttempt, ...resume.stage ? { stage: resume.stage } : {} } } : {};
-  s2.emit("task.started", t.id, { agentId: agentId(s2.j.runId, t.id, attempt), type: node.agentType, branch, attempt, ...resumes });
+  s2.emit("task.started", t.id, {
+    agentId: agentId(s2.j.runId, t.id, attempt),
+    type: node.agentType,
+    branch,
+    attempt,
+    agent: agent.adapter,
+    ...resumes
+  });
   const ref = { id: t.id, attempt, branch };
+  const told = agent.adapter !== s2.config.agent.adapter || agent.switched ? { agent } : {};
   if (resume) {
-    s2.effect(dispatchAgent(ref, node.agentType, { ...handoff(next, cap2), resume: resumeContext(resume) }, resume.priorRunId));
+    const r = resumeContext(resume, agent.adapter);
+    s2.effect(dispatchAgent(ref, node.agentType, { ...handoff(next, cap2), ...told, resume: r }, resume.priorRunId));
     return;
   }
   const merge2 = [];
@@ -17698,7 +17913,8 @@ function dispatch(s2, i, cap2) {
     s2.emit("refinery.started", t.id, { agentId: agentId(s2.j.runId, t.id, attempt), mergeTargets: targets });
   }
   s2.effect(prepareBranch(ref, s2.j.integrationBranch, merge2));
-  s2.effect(dispatchAgent(ref, node.agentType, handoff(next, cap2)));
+  const context = { ...handoff(next, cap2), ...told };
+  s2.effect(dispatchAgent(ref, node.agentType, Object.keys(context).length ? context : void 0));
 }
 function budgetPause(s2, blocked2) {
   if (blocked2 === (s2.j.pause.budget === true)) return;
@@ -17737,13 +17953,13 @@ function resumedAttempt(a, resume) {
     revision: { ...a.revision, priorRunId: resume.priorRunId }
   };
 }
-function resumeContext(r) {
+function resumeContext(r, adapter) {
   return {
     fromAttempt: r.fromAttempt,
     reason: r.reason,
     ...r.head !== void 0 ? { head: r.head } : {},
     ...r.stage !== void 0 ? { stage: r.stage } : {},
-    ...r.session ? { session: { ...r.session } } : {},
+    ...r.session && r.session.adapter === adapter ? { session: { ...r.session } } : {},
     ...r.depthUsed !== void 0 ? { depthUsed: r.depthUsed } : {}
   };
 }
@@ -17840,14 +18056,21 @@ function agentLost(s2, input) {
   const i = currentRevision(s2, input);
   if (i === void 0 || s2.task(i).status !== "RUNNING") return;
   const logUrl = input.logUrl ? { logUrl: input.logUrl } : {};
-  if (input.runnerLost) return stale(s2, i, input.kind, input.reason, input.logUrl, { cls: "lost" });
+  const ev = {
+    cls: "lost",
+    checkpoint: input.checkpoint,
+    checkpointProblem: input.checkpointProblem,
+    recordSha: input.checkpointSha,
+    pushedSha: input.pushedSha
+  };
+  if (input.runnerLost) return stale(s2, i, input.kind, input.reason, input.logUrl, ev);
   if (input.blockedBy) {
     fail(s2, i, input.kind, { error: input.blockedBy, retryable: false, hold: "blocked", ...logUrl });
     const t = s2.task(i);
     s2.effect(postComment("push-blocked", attemptRef(t), pushBlockedComment(t.id, input.blockedBy)));
     return;
   }
-  return fail(s2, i, input.kind, { error: input.reason, retryable: true, counted: true, ...logUrl, resume: { cls: "lost" } });
+  return fail(s2, i, input.kind, { error: input.reason, retryable: true, counted: true, ...logUrl, resume: ev });
 }
 function agentFinished(s2, input) {
   const i = currentRevision(s2, input);
@@ -17883,6 +18106,15 @@ function agentFinished(s2, input) {
   if (input.rateLimitedUntil) {
     const until = Date.parse(input.rateLimitedUntil);
     if (!Number.isNaN(until) && until > s2.now) {
+      const from = currentAgent(s2, i);
+      if (fallBack(s2, i, `${from} stopped by its usage limit until ${s2.iso(until)}`))
+        return fail(s2, i, input.kind, {
+          error: `${from}: model usage limit until ${s2.iso(until)}; the next attempt goes to ${nextAgent(s2, i)}`,
+          retryable: true,
+          counted: false,
+          notBefore: s2.now,
+          resume: ev("usage_limit")
+        });
       usageLimited(s2, until);
       return fail(s2, i, input.kind, {
         error: `model usage limit until ${s2.iso(until)}`,
@@ -18616,6 +18848,26 @@ function renderWaveSummary(groups2) {
   return lines.join("\n") + "\n";
 }
 
+// src/app/render-notes.ts
+function progressNote(p) {
+  if (!p) return "";
+  const beat = new Date(Date.parse(p.beat)).toISOString().slice(11, 19);
+  return `${p.stage ? `stage ${p.stage}` : "between stages"}${p.turns ? `, ${p.turns} turn${p.turns === 1 ? "" : "s"}` : ""}, last heartbeat ${beat} UTC`;
+}
+function resumedNote(r) {
+  return `resumed: continues attempt ${r.fromAttempt} (${r.reason.replace("_", " ")})${r.stage ? `, from stage ${r.stage}` : ""}`;
+}
+function mixedAgents(tasks) {
+  const seen = /* @__PURE__ */ new Set();
+  for (const t of tasks) for (const a of t.agents ?? []) if (seen.add(a.agent).size > 1) return true;
+  return false;
+}
+function agentNote(t) {
+  const order = [];
+  for (const a of t.agents ?? []) if (order.at(-1) !== a.agent) order.push(a.agent);
+  return order.length ? `agent ${order.join(" \u2192 ")}` : "";
+}
+
 // src/core/outcomes.ts
 function quantile(sorted, q) {
   if (!sorted.length) return null;
@@ -18747,11 +18999,11 @@ var STATUS_ICON = {
   FAILED: "\u{1F534}",
   STALE: "\u{1F7E1}"
 };
-function cut2(body, note) {
+function cut3(body, note2) {
   if (body.length <= BODY_LIMIT) return body;
   const tail = `
 
-\u2026${note}`;
+\u2026${note2}`;
   return body.slice(0, BODY_LIMIT - tail.length) + tail;
 }
 function oneLine(text) {
@@ -18819,7 +19071,7 @@ function renderTracker(journal, events, facts, repo, now, config2) {
   );
   const tailText = tail.join("\n");
   const table = taskTable(journal, facts, repo, BODY_LIMIT - BODY_MARGIN - head.length - tailText.length - 2);
-  return cut2([head, table, tailText].join("\n"), " (cut: the tracker is too long for one issue)");
+  return cut3([head, table, tailText].join("\n"), " (cut: the tracker is too long for one issue)");
 }
 function pauseText(journal, reason) {
   const p = journal.pause;
@@ -18879,7 +19131,8 @@ var TABLE_FIRST = ["FAILED", "STALE", "RUNNING", "MERGE_READY", "DONE", "PENDING
 function taskTable(journal, facts, repo, budget) {
   const header = ["| Task | Type | Status | Attempt | PR | Check | Notes |", "|---|---|---|---:|---|---|---|"];
   const rows = [];
-  const row = (i) => rows[i] ??= taskRow(journal, facts, repo, i);
+  const mixed = mixedAgents(journal.tasks);
+  const row = (i) => rows[i] ??= taskRow(journal, facts, repo, i, mixed);
   let length = header.join("\n").length;
   for (let i = 0; i < journal.tasks.length && length <= budget; i++) length += row(i).length + 1;
   if (length <= budget) return [...header, ...rows].join("\n");
@@ -18905,30 +19158,23 @@ function taskTable(journal, facts, repo, budget) {
   ].join("\n");
 }
 var rowCache = /* @__PURE__ */ new WeakMap();
-function taskRow(journal, facts, repo, i) {
+function taskRow(journal, facts, repo, i, mixed) {
   const t = journal.tasks[i];
   const node = journal.plan.nodes[i];
   const check = facts.checkRuns[`${t.id}:${t.attempts}`];
-  const where = repoPage(repo, "");
+  const where2 = repoPage(repo, "");
   const hit = rowCache.get(t);
-  if (hit && hit.node === node && hit.check === check && hit.repo === where) return hit.row;
-  const row = renderRow(t, node, check, repo);
-  rowCache.set(t, { node, check, repo: where, row });
+  if (hit && hit.node === node && hit.check === check && hit.repo === where2 && hit.mixed === mixed) return hit.row;
+  const row = renderRow(t, node, check, repo, mixed);
+  rowCache.set(t, { node, check, repo: where2, mixed, row });
   return row;
 }
-function progressNote(p) {
-  if (!p) return "";
-  const beat = new Date(Date.parse(p.beat)).toISOString().slice(11, 19);
-  return `${p.stage ? `stage ${p.stage}` : "between stages"}${p.turns ? `, ${p.turns} turn${p.turns === 1 ? "" : "s"}` : ""}, last heartbeat ${beat} UTC`;
-}
 var JOB_PAGE = /^https?:\/\/[^\s()<>|[\]]{1,300}$/;
-function resumedNote(r) {
-  return `resumed: continues attempt ${r.fromAttempt} (${r.reason.replace("_", " ")})${r.stage ? `, from stage ${r.stage}` : ""}`;
-}
-function renderRow(t, node, check, repo) {
+function renderRow(t, node, check, repo, mixed) {
   const a = t.attempt;
   const paths = a?.revision.protectedPaths ?? [];
   const notes = [
+    mixed ? agentNote(t) : "",
     t.status === "RUNNING" ? progressNote(a?.revision.progress) : "",
     a?.resumed ? resumedNote(a.resumed) : "",
     a?.revision.waiting && t.status === "MERGE_READY" ? `waiting for a person: ${a.revision.waiting}` : "",
@@ -18983,7 +19229,7 @@ function renderChangeRequestIssue(journal, crId, document, config2) {
   ].join(" \xB7 ") : `Change Request ${code2(crId)}`;
   const affected = cr?.affectedTasks.length ? [`**Affected tasks:** ${cr.affectedTasks.slice(0, 50).map(code2).join(", ")}`] : [];
   const body = document !== void 0 ? readFrontMatter("change-request.md", document.slice(0, CHANGE_REQUEST_LIMITS.bytes * 2)).body.trim() : "";
-  return cut2(
+  return cut3(
     [
       crMarker(journal.runId, crId),
       who,
@@ -19024,7 +19270,7 @@ function renderFinalPr(journal, facts, figures, baseMethod) {
   ];
   if (journal.followups.length)
     lines.push("", "Follow-ups:", ...journal.followups.map((f) => `- \`${f.id}\` (${f.status}): ${oneLine(f.text)}`));
-  return cut2(lines.join("\n"), " (cut)");
+  return cut3(lines.join("\n"), " (cut)");
 }
 function finalMergeNote(base, method) {
   const how = method === "rebase" ? "**Rebase and merge** (each task's commit lands, as on the integration branch) or **Squash and merge** (the run lands as one commit)" : "**Squash and merge** (the run lands as one commit)";
@@ -19055,6 +19301,7 @@ function dispatchInputsLength(inputs) {
   return JSON.stringify(inputs).length;
 }
 var dispatchContextPath = (taskId, attempt, iteration) => iteration ? `dispatch/${taskId}/${attempt}-${iteration}.json` : `dispatch/${taskId}/${attempt}.json`;
+var INLINE_ALWAYS = /* @__PURE__ */ new Set(["agent"]);
 function splitDispatchContext(base, context, path2, limit = DISPATCH_LIMITS.characters) {
   const length = (c) => dispatchInputsLength({ ...base, context: JSON.stringify(c) });
   if (length(context) <= limit) return { inline: context };
@@ -19062,7 +19309,7 @@ function splitDispatchContext(base, context, path2, limit = DISPATCH_LIMITS.char
   const inline = { ...context };
   const spilled = {};
   const size = (key) => JSON.stringify(context[key]).length;
-  for (const key of Object.keys(context).sort((a, b) => size(b) - size(a))) {
+  for (const key of Object.keys(context).filter((k) => !INLINE_ALWAYS.has(k)).sort((a, b) => size(b) - size(a))) {
     if (length({ ...inline, file }) <= limit) break;
     spilled[key] = inline[key];
     delete inline[key];
@@ -19074,17 +19321,17 @@ function cutDispatchContext(base, context, field, limit = DISPATCH_LIMITS.charac
   if (typeof text !== "string") return context;
   const length = (t) => dispatchInputsLength({ ...base, context: JSON.stringify({ ...context, [field]: t }) });
   if (length(text) <= limit) return context;
-  const note = (kept) => `
+  const note2 = (kept) => `
 
 [\u2026 cut at ${kept} of ${text.length} characters to fit GitHub's limit on dispatch inputs]`;
   let lo = 0;
   let hi = text.length;
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
-    if (length(text.slice(0, mid) + note(mid)) <= limit) lo = mid;
+    if (length(text.slice(0, mid) + note2(mid)) <= limit) lo = mid;
     else hi = mid - 1;
   }
-  return { ...context, [field]: text.slice(0, lo) + note(lo) };
+  return { ...context, [field]: text.slice(0, lo) + note2(lo) };
 }
 
 // src/app/telemetry.ts
@@ -19381,7 +19628,7 @@ async function cancelAgent2(effect, ctx) {
 }
 
 // src/app/effects/issues-and-comments.ts
-import { createHash } from "node:crypto";
+import { createHash as createHash2 } from "node:crypto";
 
 // src/core/schemas/events.ts
 var s = external_exports.string();
@@ -19393,11 +19640,11 @@ var eventDataSchemas = {
   "run.completed": external_exports.object({ duration: n.describe("Milliseconds from run.started."), taskCount: n.describe("Number of DAG nodes, all MERGED.") }),
   "run.cancelled": external_exports.object({ actor: s.optional().describe("Who cancelled (Forge).") }),
   "task.scheduled": external_exports.object({ type: agentTypeSchema.describe("Agent type."), dependencies: external_exports.array(s).describe("Its dependencies, all satisfied.") }),
-  "task.started": external_exports.object({ agentId: s.describe("Agent id: <runId>/<taskId>/<attempt>."), type: agentTypeSchema.describe("Agent type."), branch: s.describe("Task branch."), attempt: n.describe("Attempt number."), resumes: external_exports.object({ fromAttempt: n.describe("The attempt whose work it continues."), stage: s.optional().describe("The stage it starts at.") }).optional().describe("A resumed attempt: what it continues (Forge).") }),
+  "task.started": external_exports.object({ agentId: s.describe("Agent id: <runId>/<taskId>/<attempt>."), type: agentTypeSchema.describe("Agent type."), branch: s.describe("Task branch."), attempt: n.describe("Attempt number."), agent: s.optional().describe("The agent (adapter) the attempt runs on (Forge)."), resumes: external_exports.object({ fromAttempt: n.describe("The attempt whose work it continues."), stage: s.optional().describe("The stage it starts at.") }).optional().describe("A resumed attempt: what it continues (Forge).") }),
   "task.completed": external_exports.object({ agentId: s.describe("Agent id: <runId>/<taskId>/<attempt>."), status: external_exports.enum(["completed", "failed", "partial"]).describe("Walkthrough status."), confidence: n.optional().describe("Walkthrough confidence."), attempt: n.describe("Attempt number.") }),
   "task.failed": external_exports.object({ agentId: s.describe("Agent id: <runId>/<taskId>/<attempt>."), error: s.describe("Why."), attemptId: n.describe("Attempt that failed."), exitCode: n.optional().describe("Exit code, when the agent reported one."), retryable: external_exports.boolean().describe("Whether Forge will retry it by itself.") }),
   "task.stale": external_exports.object({ lastHeartbeat: s.optional().describe("Last sign of life."), threshold: n.describe("Seconds allowed."), attempt: n.describe("Attempt number.") }),
-  "task.retried": external_exports.object({ attemptId: n.describe("The new attempt."), branch: s.describe("Its branch."), notBefore: s.optional().describe("Backoff: not dispatched before this time."), manual: external_exports.boolean().describe("Asked for by a person."), resumes: external_exports.object({ fromAttempt: n.describe("The attempt whose work it continues."), stage: s.optional().describe("The stage it starts at.") }).optional().describe("It will continue the attempt's work on its branch and PR (Forge)."), fresh: s.optional().describe("Why it starts fresh although the retry policy would resume it (Forge).") }),
+  "task.retried": external_exports.object({ attemptId: n.describe("The new attempt."), branch: s.describe("Its branch."), notBefore: s.optional().describe("Backoff: not dispatched before this time."), manual: external_exports.boolean().describe("Asked for by a person."), agent: external_exports.object({ from: s.describe("The agent of the attempt that ended."), to: s.describe("The agent of the next attempt."), reason: s.describe("Why it changed.") }).optional().describe("The next attempt goes to the next agent of the task's list (Forge)."), resumes: external_exports.object({ fromAttempt: n.describe("The attempt whose work it continues."), stage: s.optional().describe("The stage it starts at.") }).optional().describe("It will continue the attempt's work on its branch and PR (Forge)."), fresh: s.optional().describe("Why it starts fresh although the retry policy would resume it (Forge).") }),
   "task.exhausted": external_exports.object({ attempts: n.describe("Attempts made."), finalStatus: taskStatusSchema.describe("Status it stays in.") }),
   "task.heartbeat": external_exports.object({ agentId: s.describe("Agent id: <runId>/<taskId>/<attempt>."), timestamp: s.describe("When the agent was seen alive.") }),
   "task.waiting": external_exports.object({ attempt: n.describe("Attempt number."), question: s.describe("What the agent asks (Forge: exit 3).") }),
@@ -19479,6 +19726,11 @@ function outboxProblems(journal, config2) {
         if (!isTask(e.taskId)) bad(`${e.taskId} is not a task of this run`);
         if (!Array.from({ length: e.attempt }, (_, k) => attemptBranch(e.taskId, k + 1)).includes(e.branch))
           bad(`branch ${e.branch} is not ${attemptBranch(e.taskId, e.attempt)} nor an earlier attempt's`);
+        if (e.kind === "DispatchAgent" && e.context?.agent) {
+          const t = journal.tasks.find((x) => x.id === e.taskId);
+          const own2 = t?.attempts === e.attempt ? t.attempt?.agent : void 0;
+          if (own2 !== e.context.agent.adapter) bad(`it names the agent ${e.context.agent.adapter}, not the attempt's (${own2 ?? "none"})`);
+        }
         break;
       case "SpawnFollowup":
         if (e.branch !== attemptBranch(e.followupId, 1)) bad(`branch ${e.branch} is not ${attemptBranch(e.followupId, 1)}`);
@@ -19648,9 +19900,19 @@ var runFactsSchema = external_exports.object({
   trackerAttention: external_exports.string().optional().describe("Digest of what waited for a person when the tracker was last written: a change is shown at once."),
   checkRuns: external_exports.record(external_exports.string(), external_exports.number().int()).default({}).describe("Check run id per `<taskId>:<attempt>`."),
   finalPr: external_exports.number().int().optional().describe("The run's final PR (integration \u2192 base)."),
+  finalAutoMerge: external_exports.number().int().optional().describe("The final PR for which Forge enabled auto-merge (`final_pr.auto_merge`)."),
+  mergeGroups: external_exports.record(external_exports.string(), external_exports.object({ head: external_exports.string(), group: external_exports.string() }).strict()).optional().describe(
+    "The merge group each task's verified head was last seen tested in, by `<taskId>:<attempt>`: a merge that finds its pull request dropped from the merge queue reads that group's checks."
+  ),
   planSha: external_exports.string().optional().describe("Commit of the default branch the plan was read from."),
   stateBranchWarning: external_exports.string().optional().describe("Set at run start when no ruleset keeps others from creating, updating or deleting the state branch: what is missing."),
   anchorSha: external_exports.string().optional().describe("The commit the run started from, where the App keeps the journal's freshness anchor (docs/formats.md#journal-anchor)."),
+  issues: external_exports.object({
+    parent: external_exports.number().int().optional().describe("The issue the plan was built from: it carries the run's summary."),
+    tasks: external_exports.record(external_exports.string(), external_exports.number().int()).describe("The issue of each task that names one (`issue:`)."),
+    comments: external_exports.record(external_exports.string(), external_exports.number().int()).default({}).describe("Per issue number, Forge's one comment on it."),
+    shown: external_exports.record(external_exports.string(), external_exports.string()).default({}).describe("Per issue number, a digest of what its comment last said.")
+  }).strict().optional().describe("The issues the run shows on (config `issue_sync`, docs/formats.md#plans-from-an-issue-tree)."),
   anchorCheckRunId: external_exports.number().int().optional().describe("The anchor's check run, made when the run started: every process updates this one (docs/formats.md#journal-anchor).")
 }).strict();
 var effectLeaseSchema = external_exports.object({
@@ -19963,6 +20225,113 @@ async function readRunEvents(port, runId, tail, ref = stateBranch(runId)) {
   return [...out, ...tail];
 }
 
+// src/app/issue-sync.ts
+import { createHash } from "node:crypto";
+var issueMarker = (runId) => `<!-- forge:issue ${runId} -->`;
+function issueLinks(parsed, config2) {
+  const parent = parsed.dag.data?.metadata.issue;
+  if (config2.issue_sync === "off" || config2.issue_sync === "tree" && parent === void 0) return void 0;
+  const tasks = {};
+  for (const t of parsed.tasks) if (t.data?.issue !== void 0) tasks[t.data.id] = t.data.issue;
+  if (parent === void 0 && Object.keys(tasks).length === 0) return void 0;
+  return { ...parent !== void 0 ? { parent } : {}, tasks, comments: {}, shown: {} };
+}
+var WORDS = {
+  PENDING: "\u26AA waiting",
+  RUNNING: "\u{1F535} an agent is at work",
+  DONE: "\u{1F7E2} done, being checked",
+  MERGE_READY: "\u{1F7E3} ready to merge",
+  MERGED: "\u2705 merged into the run's integration branch",
+  FAILED: "\u{1F534} failed",
+  STALE: "\u{1F7E0} stalled"
+};
+function stateLine(t) {
+  const hold = t.attempt?.hold ? ` (${t.attempt.hold})` : "";
+  const pr = t.attempt?.prNumber !== void 0 ? ` \xB7 PR #${t.attempt.prNumber}` : "";
+  const attempt = t.attempts > 0 ? ` \xB7 attempt ${t.attempts}` : "";
+  return `${WORDS[t.status] ?? t.status}${hold}${attempt}${pr}`;
+}
+function where(journal, tracker) {
+  return `run \`${journal.runId}\` of plan \`${journal.planId}\`${tracker !== void 0 ? ` (tracker #${tracker})` : ""}`;
+}
+function taskIssueComment(journal, t, tracker, finalPr) {
+  const end = journal.status === "cancelled" ? ["", "The run was cancelled."] : t.status === "MERGED" ? ["", `It closes when the run's final PR${finalPr !== void 0 ? ` #${finalPr}` : ""} merges into \`${journal.baseBranch}\`.`] : [];
+  return [
+    issueMarker(journal.runId),
+    `**Forge** \xB7 this issue is task \`${t.id}\` of ${where(journal, tracker)}: **${stateLine(t)}**.`,
+    ...end
+  ].join("\n");
+}
+function summaryComment(journal, issues, tracker, finalPr) {
+  const rows = journal.tasks.map((t) => {
+    const n2 = issues.tasks[t.id];
+    return `| ${n2 !== void 0 ? `#${n2}` : "\u2014"} | \`${t.id}\` | ${stateLine(t)} |`;
+  });
+  const status = journal.status === "running" ? "running" : journal.status;
+  return [
+    issueMarker(journal.runId),
+    `**Forge** \xB7 ${where(journal, tracker)}: **${status}**, ${journal.merged}/${journal.tasks.length} merged${finalPr !== void 0 ? ` \xB7 final PR #${finalPr}` : ""}.`,
+    "",
+    "| Issue | Task | State |",
+    "|---|---|---|",
+    ...rows
+  ].join("\n");
+}
+var digest = (text) => createHash("sha256").update(text).digest("base64url").slice(0, 16);
+async function upsert(port, issues, issue, body, replay, runId) {
+  const key = String(issue);
+  const d = digest(body);
+  if (issues.shown[key] === d) return;
+  let id = issues.comments[key] ?? (replay ? await port.findComment(issue, issueMarker(runId)) ?? void 0 : void 0);
+  if (id !== void 0) await port.updateComment(id, body);
+  else id = await port.createComment(issue, body);
+  issues.comments[key] = id;
+  issues.shown[key] = d;
+}
+async function syncIssues(ctx, tracker) {
+  const known = ctx.facts.issues;
+  if (!known) return void 0;
+  const issues = {
+    ...known.parent !== void 0 ? { parent: known.parent } : {},
+    tasks: { ...known.tasks },
+    comments: { ...known.comments },
+    shown: { ...known.shown }
+  };
+  const finalPr = ctx.facts.finalPr;
+  const id = ctx.journal.runId;
+  for (const t of ctx.journal.tasks) {
+    const n2 = issues.tasks[t.id];
+    if (n2 === void 0) continue;
+    await upsert(ctx.port, issues, n2, taskIssueComment(ctx.journal, t, tracker, finalPr), ctx.replay, id).catch(() => void 0);
+  }
+  const parent = issues.parent;
+  if (parent !== void 0)
+    await upsert(ctx.port, issues, parent, summaryComment(ctx.journal, issues, tracker, finalPr), ctx.replay, id).catch(() => void 0);
+  return issues;
+}
+async function closeRunIssues(port, journal, issues, finalPr) {
+  const closed = [];
+  for (const t of journal.tasks) {
+    const n2 = issues.tasks[t.id];
+    if (n2 === void 0 || t.status !== "MERGED") continue;
+    const body = `${issueMarker(journal.runId)}
+**Forge** \xB7 this issue was task \`${t.id}\` of ${where(journal, void 0)}: \u2705 merged into \`${journal.baseBranch}\` with #${finalPr}.`;
+    const id = issues.comments[String(n2)];
+    if (id !== void 0) await port.updateComment(id, body);
+    else await port.createComment(n2, body);
+    await port.updateIssue(n2, { state: "closed" });
+    closed.push(n2);
+  }
+  const all = journal.tasks.every((t) => t.status === "MERGED");
+  const summary = issues.parent !== void 0 ? issues.comments[String(issues.parent)] : void 0;
+  if (summary !== void 0) await port.updateComment(summary, summaryComment(journal, issues, void 0, finalPr));
+  if (issues.parent !== void 0 && all && journal.status === "completed") {
+    await port.updateIssue(issues.parent, { state: "closed" });
+    closed.push(issues.parent);
+  }
+  return closed;
+}
+
 // src/app/effects/issues-and-comments.ts
 var TRACKER_DEBOUNCE_MS = 5e3;
 var TRACKER_DEBOUNCE_MAX_MS = 6e4;
@@ -19979,9 +20348,9 @@ function attentionOf(journal) {
   }
   for (const cr of journal.changeRequests) if (cr.status === "pending") items.push(`cr:${cr.id}`);
   items.push(JSON.stringify(journal.pause));
-  const digest = createHash("sha256").update(items.join("\n")).digest("base64url").slice(0, 16);
-  attentionMemo.set(journal, digest);
-  return digest;
+  const digest2 = createHash2("sha256").update(items.join("\n")).digest("base64url").slice(0, 16);
+  attentionMemo.set(journal, digest2);
+  return digest2;
 }
 var attentionMemo = /* @__PURE__ */ new WeakMap();
 async function openChangeRequest2(effect, ctx) {
@@ -20042,9 +20411,15 @@ async function updateTracker2(_effect, ctx) {
   if (issue === void 0 && ctx.replay) issue = await port.findIssue(LABELS.tracker, trackerMarker(ctx.journal.runId)) ?? void 0;
   if (issue === void 0) issue = await port.createIssue({ title, body, labels: [LABELS.tracker] });
   else await port.updateIssue(issue, { title, body, ...final ? { state: "closed" } : {} });
+  const issues = await syncIssues(ctx, issue);
   return done(
     { issueNumber: issue },
-    { trackerIssue: issue, trackerUpdatedAt: new Date(ctx.now).toISOString(), trackerAttention: attentionOf(ctx.journal) }
+    {
+      trackerIssue: issue,
+      trackerUpdatedAt: new Date(ctx.now).toISOString(),
+      trackerAttention: attentionOf(ctx.journal),
+      ...issues ? { issues } : {}
+    }
   );
 }
 async function openFinalPullRequest2(_effect, ctx) {
@@ -20190,9 +20565,66 @@ var HELP = [
   "| `/forge approve` / `/forge reject` | Change Request issue, refinery PR | Decide a Change Request (review mode), or approve a gated refinery's merge. |",
   "| `/forge budget [task] +<dollars>` | tracker, task PR | Raise the run's budget (a run paused for its budget resumes), or one task's (a task stopped at its budget goes again). |",
   "| `/forge run <planId>` | any issue | Start a run of `.forge/plans/<planId>/`. |",
-  "| `/forge plan` | an issue | A Captain agent writes a plan from the issue, as a PR. |",
+  '| `/forge plan` | an issue | With sub-issues: the plan is built from the tree (a task per sub-issue, edges from "blocked by"), as a PR. Otherwise a Captain agent writes a plan from the issue, as a PR. |',
   "| `/forge help` | anywhere | This table. |"
 ].join("\n");
+
+// src/app/effects/merge-queue.ts
+var QUEUE_POLL_MS = 2e4;
+async function throughQueue(ctx, effect, q, refused2) {
+  const key = `${q.t.id}:${q.t.attempts}`;
+  const seen = ctx.facts.mergeGroups ?? {};
+  const remember2 = (group) => seen[key]?.group === group && seen[key]?.head === q.head ? {} : { learned: { mergeGroups: { ...seen, [key]: { head: q.head, group } } } };
+  const entry = await ctx.port.queue.entry(q.number);
+  if (entry) {
+    if (!entry.groupSha)
+      return {
+        kind: "later",
+        reason: `#${q.number} waits in the merge queue (${entry.state}, position ${entry.position + 1})`,
+        retryInMs: QUEUE_POLL_MS
+      };
+    const red = await redGroup(ctx, q, entry.groupSha);
+    if (red) return red;
+    return {
+      kind: "later",
+      reason: `#${q.number} is being tested in the merge queue (group ${entry.groupSha.slice(0, 7)}, ${entry.state})`,
+      retryInMs: QUEUE_POLL_MS,
+      ...remember2(entry.groupSha)
+    };
+  }
+  const last = seen[key]?.head === q.head ? seen[key].group : await lastGroup(ctx, q);
+  if (last) {
+    const red = await redGroup(ctx, q, last);
+    if (red) return red;
+  }
+  if (ctx.stillWanted && !ctx.stillWanted()) return { kind: "later", reason: "the merge left the outbox while it was being checked" };
+  const res = await ctx.port.queue.enqueue(q.number, q.head);
+  if (res.kind === "refused") return refused2(res.message);
+  const { groupSha } = res.entry;
+  return {
+    kind: "later",
+    reason: `#${q.number} entered ${ctx.journal.integrationBranch}'s merge queue at ${q.head.slice(0, 7)} (${effect.branch})`,
+    retryInMs: QUEUE_POLL_MS,
+    ...groupSha ? remember2(groupSha) : {}
+  };
+}
+async function lastGroup(ctx, q) {
+  if (q.required.all.length === 0) return void 0;
+  const heads = await ctx.port.queue.groupHeads(`gh-readonly-queue/${ctx.journal.integrationBranch}/pr-${q.number}-${q.head}`);
+  return heads[0];
+}
+async function redGroup(ctx, q, group) {
+  if (q.required.all.length === 0) return void 0;
+  const ci = await ctx.port.ciChecks(group, q.required.all);
+  if (ciVerdict(ci, q.required.configured) !== "red") return void 0;
+  return {
+    kind: "later",
+    reason: `required checks failed on the merge group ${group.slice(0, 7)}: ${ci.failing.map((c) => c.name).join(", ")}`,
+    inputs: [
+      checksFailedInput({ taskId: q.t.id, attempt: q.t.attempts }, q.head, onGroup(ci.failing, group, ctx.journal.integrationBranch))
+    ]
+  };
+}
 
 // src/app/effects/merge.ts
 var MERGE_RETRY_MS = 300;
@@ -20257,9 +20689,21 @@ async function mergePullRequest2(effect, ctx) {
   const title = t ? `forge(${t.id}): ${ctx.journal.plan.nodes.find((n2) => n2.id === t.id)?.title || t.id}` : `forge: ${effect.taskId}`;
   if (ctx.stillWanted && !ctx.stillWanted()) return { kind: "later", reason: "the merge left the outbox while it was being checked" };
   const { method, rules: branchRules2 } = await cachedBranchRules(port, base, ctx.now, RULES_TTL_MS, readRules);
+  const queued = async () => {
+    const pr2 = await port.getPullRequest(number);
+    if (pr2.merged && pr2.mergeSha) return done({ mergeSha: pr2.mergeSha, prNumber: number });
+    return throughQueue(
+      ctx,
+      effect,
+      { t, number, head, required },
+      async (message) => refused(ctx, effect, t, message, method, { number, head: verified, mergeable: pr2.mergeable }, branchRules2)
+    );
+  };
+  if (t && branchRules2.some((r) => r.type === "merge_queue")) return queued();
   const res = await port.mergePullRequest(number, { ...verified ? { sha: verified } : {}, method, title });
   if (res.kind === "merged") return done({ mergeSha: res.sha, prNumber: number });
   if (res.kind === "base_moved") return { kind: "later", reason: res.message, retryInMs: MERGE_RETRY_MS };
+  if (t && res.kind === "not_mergeable" && ruleTypesOf(res.message, branchRules2).includes("merge_queue")) return queued();
   const pr = await port.getPullRequest(number);
   if (pr.merged && pr.mergeSha) return done({ mergeSha: pr.mergeSha, prNumber: number });
   if (res.kind === "not_mergeable")
@@ -20469,9 +20913,9 @@ function sameEffect(outbox, key, ran) {
   const pending = outbox.find((e) => e.key === key);
   return !pending || ran === void 0 || JSON.stringify(pending) === ran;
 }
-function mergePatches(earlier, later) {
-  const out = { ...earlier, ...later };
-  if (earlier.checkRuns || later.checkRuns) out.checkRuns = { ...earlier.checkRuns, ...later.checkRuns };
+function mergePatches(earlier, later2) {
+  const out = { ...earlier, ...later2 };
+  if (earlier.checkRuns || later2.checkRuns) out.checkRuns = { ...earlier.checkRuns, ...later2.checkRuns };
   return out;
 }
 function withFacts(facts, learned) {
@@ -20504,6 +20948,43 @@ function answer(batch, first) {
   }
 }
 
+// src/app/trailers.ts
+function parseTrailers(message) {
+  const paragraphs = message.trimEnd().split(/\n\s*\n/);
+  const last = paragraphs[paragraphs.length - 1] ?? "";
+  const out = {};
+  for (const line of last.split("\n")) {
+    const m = /^([A-Za-z][A-Za-z0-9-]*):\s*(.*)$/.exec(line.trim());
+    if (m) out[m[1]] = m[2].trim();
+  }
+  return out;
+}
+
+// src/app/branch-checkpoint.ts
+async function readBranchCheckpoint(port, ref, head, commit) {
+  const c = commit ?? await port.commit(head);
+  const t = parseTrailers(c.message);
+  const stage = t[TRAILERS.checkpoint];
+  if (stage === void 0 || t.Run !== ref.runId || t.Task !== ref.taskId || t.Attempt !== String(ref.attempt)) return {};
+  const refused2 = (why) => ({ checkpointProblem: `the checkpoint commit ${head.slice(0, 12)} ${why}` });
+  if (c.parents.length !== 1) return refused2(`has ${c.parents.length} parents, not the one a checkpoint commit has`);
+  const path2 = checkpointPath(ref.runId, ref.taskId, ref.attempt);
+  const file = await port.readFile(path2, head);
+  if (!file) return refused2(`has no ${path2}`);
+  const bytes = Buffer.byteLength(file.content, "utf8");
+  if (bytes > MAX_CHECKPOINT_BYTES)
+    return refused2(`holds a ${path2} of ${bytes} bytes, over the ${MAX_CHECKPOINT_BYTES} a checkpoint may have`);
+  let raw;
+  try {
+    raw = JSON.parse(file.content);
+  } catch (e) {
+    return refused2(`holds a ${path2} that is not JSON: ${e.message.slice(0, 200)}`);
+  }
+  const parsed = checkpointSchema.safeParse(raw);
+  if (!parsed.success) return refused2(`holds no checkpoint: ${formatProblem(zodProblems(parsed.error, path2)[0]).slice(0, 500)}`);
+  return { checkpoint: parsed.data, checkpointSha: head, pushedSha: c.parents[0] };
+}
+
 // src/app/normalize.ts
 function agentWorkflowPath(config2) {
   return config2.workflow.startsWith(".github/") ? config2.workflow : `.github/workflows/${config2.workflow}`;
@@ -20520,16 +21001,6 @@ function notTheAttemptsJob(run2, expected) {
 }
 function workflowFile(path2) {
   return path2 ? path2.replace(/@.*$/, "") : void 0;
-}
-function parseTrailers(message) {
-  const paragraphs = message.trimEnd().split(/\n\s*\n/);
-  const last = paragraphs[paragraphs.length - 1] ?? "";
-  const out = {};
-  for (const line of last.split("\n")) {
-    const m = /^([A-Za-z][A-Za-z0-9-]*):\s*(.*)$/.exec(line.trim());
-    if (m) out[m[1]] = m[2].trim();
-  }
-  return out;
 }
 function recordOf(message) {
   const t = parseTrailers(message);
@@ -20579,6 +21050,7 @@ async function endedJobInput(port, ref, branch, run2, iteration = 0) {
   const finished = head ? await recordInput(port, ref, head) : void 0;
   if (finished && (finished.kind !== "agent.finished" || (finished.iteration ?? 0) >= iteration)) return finished;
   const { taskId, attempt } = ref;
+  const cp = head ? await readBranchCheckpoint(port, ref, head).catch(() => ({})) : {};
   const conclusion = run2.conclusion ?? "no conclusion";
   const jobs = await port.endedJobs(run2.id);
   const log = jobs.failed?.htmlUrl ? { logUrl: jobs.failed.htmlUrl } : {};
@@ -20590,14 +21062,15 @@ async function endedJobInput(port, ref, branch, run2, iteration = 0) {
       workflowRunId: run2.id,
       reason: `the job's runner went away mid-step (${conclusion})`,
       runnerLost: true,
-      ...log
+      ...log,
+      ...cp
     };
-  const refusal = jobs.errors.map(ruleRefusal).find((r) => r !== void 0);
-  if (refusal) {
+  const refusal2 = jobs.errors.map(ruleRefusal).find((r) => r !== void 0);
+  if (refusal2) {
     const read = await port.branchRules(branch).catch(() => []);
-    const types = refusal.messages.flatMap((m) => ruleTypesOf(m, read));
+    const types = refusal2.messages.flatMap((m) => ruleTypesOf(m, read));
     const rules = await withRulesetNames(read, types, (id) => port.rulesetName(id));
-    const why = pushBlockedReason(refusal, branch, rules);
+    const why = pushBlockedReason(refusal2, branch, rules);
     return {
       kind: "agent.lost",
       taskId,
@@ -20615,7 +21088,8 @@ async function endedJobInput(port, ref, branch, run2, iteration = 0) {
     attempt,
     workflowRunId: run2.id,
     reason: `the job ended (${conclusion})${step} without a result`,
-    ...log
+    ...log,
+    ...cp
   };
 }
 function finishedInput(ref, read, recordSha, recordParent) {
@@ -21347,7 +21821,7 @@ var Engine = class {
 };
 
 // src/app/plan-source.ts
-import { createHash as createHash2 } from "node:crypto";
+import { createHash as createHash3 } from "node:crypto";
 async function readConfig(port, ref) {
   const file = await port.readFile(CONFIG_PATH, ref);
   return parseConfigText(file?.content);
@@ -21390,7 +21864,7 @@ async function readPlan(port, planId, ref) {
   const parsed = parsePlan(source);
   const problems = validatePlan(parsed);
   const dagText = source.files.get("dag.json") ?? "";
-  const dagHash = createHash2("sha256").update(dagText).digest("hex");
+  const dagHash = createHash3("sha256").update(dagText).digest("hex");
   return { parsed, problems, nodes: problems.length ? [] : planNodes(parsed), dagHash };
 }
 function planNodes(parsed) {
@@ -21405,7 +21879,8 @@ function planNodes(parsed) {
       ...t?.title ? { title: t.title } : {},
       ...t?.paths ? { paths: [...t.paths] } : {},
       ...t?.budget ? { budget: { ...t.budget } } : {},
-      ...t?.retry_policy ? { retryPolicy: { ...t.retry_policy } } : {}
+      ...t?.retry_policy ? { retryPolicy: { ...t.retry_policy } } : {},
+      ...agentList(t?.agent) ? { agents: agentList(t?.agent) } : {}
     };
   });
 }
@@ -21620,7 +22095,8 @@ var AppContext = class {
 };
 
 // src/app/guard.ts
-var JOB_EVENTS = /* @__PURE__ */ new Set(["workflow_run", "workflow_job"]);
+var LATER_EVENTS = /* @__PURE__ */ new Set(["workflow_run", "workflow_job", "merge_group", "pull_request.dequeued"]);
+var later = (name, action) => LATER_EVENTS.has(name) || LATER_EVENTS.has(`${name}.${String(action)}`);
 function guard(ctx, app, fn) {
   const { options: options2 } = ctx;
   return async (context) => {
@@ -21639,7 +22115,8 @@ function guard(ctx, app, fn) {
     const handle = async () => {
       ctx.slug ??= await appSlug(app);
       const sender = context.payload.sender?.login;
-      if (ctx.slug && sender === `${ctx.slug}[bot]` && !JOB_EVENTS.has(context.name)) return;
+      const action = context.payload.action;
+      if (ctx.slug && sender === `${ctx.slug}[bot]` && !later(context.name, action)) return;
       await fn(ctx, context);
     };
     const handled = () => handle().catch((e) => {
@@ -21692,7 +22169,7 @@ async function redChecks(ctx, rt, context, done2) {
   if (!done2.branch || done2.conclusion !== "failure" && done2.conclusion !== "timed_out") return;
   const ref = await ctx.attemptOf(rt, done2.branch);
   if (!ref) return;
-  const key = `${rt.port.owner}/${rt.port.repo}:${ref.runId}:${ref.taskId}:${ref.attempt}:${done2.headSha}`;
+  const key = `${rt.port.owner}/${rt.port.repo}:${ref.runId}:${ref.taskId}:${ref.attempt}:${done2.headSha}:${done2.group ?? ""}`;
   const mine = reading.get(ctx) ?? /* @__PURE__ */ new Map();
   reading.set(ctx, mine);
   const under = mine.get(key);
@@ -21717,9 +22194,10 @@ async function readRedChecks(ctx, rt, context, ref, done2) {
     () => readRuledChecks(rt.port, base)
   );
   if (required.all.length === 0 || done2.context !== void 0 && !required.all.includes(done2.context)) return;
-  const checks = await rt.port.ciChecks(done2.headSha, required.all);
+  const checks = await rt.port.ciChecks(done2.group ?? done2.headSha, required.all);
   if (ciVerdict(checks, required.configured) !== "red") return;
-  const result = await ctx.apply(rt, ref.runId, [checksFailedInput(ref, done2.headSha, checks.failing)]);
+  const failing = done2.group ? onGroup(checks.failing, done2.group, base) : checks.failing;
+  const result = await ctx.apply(rt, ref.runId, [checksFailedInput(ref, done2.headSha, failing)]);
   if (result.rejections.length)
     logOf(context).info(
       { runId: ref.runId, taskId: ref.taskId, rejections: result.rejections.map((r) => r.reason) },
@@ -21773,13 +22251,13 @@ async function crCloseCounts(port, issue, runId, crId, closer) {
   const permission = closer ? await port.permission(closer) : "none";
   if (WRITE_PERMISSIONS.has(permission)) return true;
   await port.updateIssue(issue, { state: "open" });
-  const note = `<!-- forge:comment ${runId} cr-close-refused:${crId} -->`;
-  if (await port.findComment(issue, note) === null)
+  const note2 = `<!-- forge:comment ${runId} cr-close-refused:${crId} -->`;
+  if (await port.findComment(issue, note2) === null)
     await port.createComment(
       issue,
       `Forge reopened this Change Request: closing it rejects it, and that needs write access to this repository (${closer ? `@${closer} has \`${permission}\`` : "GitHub does not say who closed it"}). A person with write access can close it or comment \`/forge reject\`.
 
-${note}`
+${note2}`
     );
   return false;
 }
@@ -21968,6 +22446,322 @@ function planCaptainDispatch(req) {
   return { branch: planCaptainBranch(req.issue), inputs: { ...base, [DISPATCH_INPUTS.context]: JSON.stringify(context) } };
 }
 
+// src/core/plan/from-issues.ts
+var import_yaml4 = __toESM(require_dist(), 1);
+var ISSUE_LABELS = {
+  type: { "forge:type-1": "1", "forge:type-2": "2", "forge:type-3": "3", "forge:refinery": "refinery" },
+  size: { "forge:small": "small", "forge:medium": "medium", "forge:large": "large" }
+};
+var DEFAULT_TYPE = "2";
+var DEFAULT_SIZE = "medium";
+var MAX_DEPTH = 8;
+var MAX_TREE_TASKS = 500;
+var BODY_LIMIT2 = 2e4;
+var TITLE_LIMIT2 = 200;
+var CRITERIA_LIMIT = 20;
+var CRITERION_LIMIT = 300;
+function issueTaskId(issue, title) {
+  const slug = title.slice(0, 200).normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase().replace(/[^a-z0-9]+/g, "-").slice(0, 30).replace(/^-+|-+$/g, "");
+  return slug ? `issue-${issue}-${slug}` : `issue-${issue}`;
+}
+function oneLine2(text, max) {
+  const line = stripForgeMarkers(text.slice(0, max * 2)).replace(/[\r\n\t]+/g, " ").trim();
+  return line.length > max ? `${line.slice(0, max - 1)}\u2026` : line;
+}
+function instructionsOf(body) {
+  const cut4 = body.length > BODY_LIMIT2 ? `${body.slice(0, BODY_LIMIT2)}
+
+[\u2026 cut at ${BODY_LIMIT2} of ${body.length} characters]` : body;
+  return stripForgeMarkers(cut4.replace(/\r\n?/g, "\n")).split("\n").map((line) => line.replace(/^( {0,3})(#{1,4})(?=[ \t]|$)/, (_m, sp, h) => `${sp}${"#".repeat(h.length + 2)}`)).join("\n").trim();
+}
+function criteriaOf(body) {
+  const out = [];
+  for (const line of body.slice(0, BODY_LIMIT2).split("\n")) {
+    const m = /^\s{0,6}[-*+] \[[ xX]\] (.{1,2000})$/.exec(line.replace(/\r$/, ""));
+    const text = m ? oneLine2(m[1], CRITERION_LIMIT) : "";
+    if (text) out.push(text);
+    if (out.length === CRITERIA_LIMIT) break;
+  }
+  return out;
+}
+function labelOf(node, table, what, problems) {
+  const found = [...new Set(node.labels.filter((l) => Object.hasOwn(table, l)))].sort();
+  if (found.length > 1) problems.push(`#${node.number} has ${found.length} ${what} labels (${found.join(", ")}): keep one`);
+  return found.length === 1 ? table[found[0]] : void 0;
+}
+function walk(nodes, depth, inherited, groups2, w) {
+  for (const node of nodes) {
+    if (w.byNumber.has(node.number)) {
+      w.problems.push(`#${node.number} appears twice in the tree`);
+      continue;
+    }
+    w.byNumber.set(node.number, node);
+    if (!node.sameRepo) {
+      w.problems.push(`#${node.number} is an issue of another repository: a plan runs in this one; remove it from the tree`);
+      continue;
+    }
+    if (depth > MAX_DEPTH) {
+      w.problems.push(`#${node.number} is nested deeper than ${MAX_DEPTH} levels`);
+      continue;
+    }
+    if (node.state === "closed") {
+      registerDone(node.children, w);
+      continue;
+    }
+    const type = labelOf(node, ISSUE_LABELS.type, "type", w.problems);
+    const size = labelOf(node, ISSUE_LABELS.size, "size", w.problems) ?? DEFAULT_SIZE;
+    const blockers = [...inherited, ...node.blockedBy];
+    const open = node.children.filter((c) => c.state === "open");
+    if (node.children.length) walk(node.children, depth + 1, blockers, [node.number, ...groups2], w);
+    if (open.length && type === void 0) continue;
+    w.planned.push({
+      node,
+      id: issueTaskId(node.number, node.title),
+      type: type ?? DEFAULT_TYPE,
+      size,
+      waitsFor: [...blockers.map((b) => b.number), ...open.map((c) => c.number)],
+      groups: groups2
+    });
+  }
+}
+function registerDone(nodes, w) {
+  for (const node of nodes) {
+    if (w.byNumber.has(node.number)) continue;
+    w.byNumber.set(node.number, { ...node, state: "closed" });
+    registerDone(node.children, w);
+  }
+}
+function exitsOf(node, w, taskOf) {
+  const known = w.exits.get(node.number);
+  if (known) return known;
+  const own = taskOf.get(node.number);
+  const done2 = w.byNumber.get(node.number)?.state === "closed";
+  const out = own ? [own] : done2 ? [] : node.children.flatMap((c) => c.state === "open" && c.sameRepo ? exitsOf(c, w, taskOf) : []);
+  w.exits.set(node.number, out);
+  return out;
+}
+function edgeProblems(tree, w) {
+  const outside = /* @__PURE__ */ new Map();
+  const graph = [];
+  const visit = (nodes, inherited) => {
+    for (const n2 of nodes) {
+      if (!n2.sameRepo || n2.state === "closed") continue;
+      const group = inherited.get(n2.number);
+      if (group !== void 0) w.problems.push(`#${group} is blocked by #${n2.number}, one of its own sub-issues`);
+      const inside = /* @__PURE__ */ new Set();
+      for (const b of n2.blockedBy) {
+        const known = w.byNumber.get(b.number);
+        if (known?.state === "open") inside.add(String(b.number));
+        else if (!known && b.state === "open") outside.set(b.number, [...outside.get(b.number) ?? [], n2.number]);
+      }
+      for (const b of inherited.keys()) if (b !== n2.number) inside.add(String(b));
+      const open = n2.children.filter((c) => c.sameRepo && c.state === "open");
+      graph.push({ id: String(n2.number), dependencies: [...inside, ...open.map((c) => String(c.number))] });
+      const below = new Map(inherited);
+      for (const b of n2.blockedBy) if (w.byNumber.get(b.number)?.state === "open" && !below.has(b.number)) below.set(b.number, n2.number);
+      visit(n2.children, below);
+    }
+  };
+  visit(tree.children, /* @__PURE__ */ new Map());
+  for (const [blocker, blocked2] of [...outside].sort((a, b) => a[0] - b[0]))
+    w.problems.push(
+      `${blocked2.map((n2) => `#${n2}`).join(", ")} ${blocked2.length > 1 ? "are" : "is"} blocked by #${blocker}, which is open and not in the tree of #${tree.parent.number}: add it to the tree, close it, or remove the dependency`
+    );
+  for (const cycle of findCycles(graph))
+    w.problems.push(`"blocked by" makes a cycle: ${cycle.map((n2) => `#${n2}`).join(" \u2192 ")} (a group waits for its sub-issues)`);
+}
+function planFromIssueTree(tree) {
+  const w = { byNumber: /* @__PURE__ */ new Map(), exits: /* @__PURE__ */ new Map(), planned: [], problems: [] };
+  walk(tree.children, 2, [], [], w);
+  if (w.problems.length === 0) edgeProblems(tree, w);
+  if (w.problems.length === 0 && w.planned.length === 0)
+    w.problems.push(`#${tree.parent.number} has no open sub-issue to plan: every one is closed`);
+  if (w.planned.length > MAX_TREE_TASKS)
+    w.problems.push(`the tree of #${tree.parent.number} makes ${w.planned.length} tasks, more than ${MAX_TREE_TASKS}`);
+  if (w.problems.length) return { ok: false, problems: [...new Set(w.problems)] };
+  const taskOf = new Map(w.planned.map((p) => [p.node.number, p.id]));
+  const files = /* @__PURE__ */ new Map();
+  const nodes = [];
+  for (const p of w.planned) {
+    const deps = [...new Set(p.waitsFor.flatMap((n2) => w.byNumber.has(n2) ? exitsOf(w.byNumber.get(n2), w, taskOf) : []))].filter((d) => d !== p.id).sort();
+    nodes.push({ id: p.id, type: p.type === "refinery" ? "refinery" : "task", agentType: p.type, dependencies: deps });
+    files.set(`tasks/${p.id}.md`, taskFile(tree, p, deps));
+  }
+  const dag = {
+    version: 1,
+    planId: tree.planId,
+    nodes,
+    metadata: {
+      createdAt: tree.createdAt,
+      createdBy: `forge plan from issue #${tree.parent.number}`,
+      totalTasks: nodes.filter((n2) => n2.type === "task").length,
+      totalRefineries: nodes.filter((n2) => n2.type === "refinery").length,
+      issue: tree.parent.number
+    }
+  };
+  files.set("dag.json", `${JSON.stringify(dag, null, 2)}
+`);
+  files.set("plan.md", planMd(tree, w.planned));
+  return { ok: true, plan: { planId: tree.planId, files, taskOf } };
+}
+function taskFile(tree, p, deps) {
+  const n2 = p.node;
+  const title = oneLine2(n2.title, TITLE_LIMIT2) || `Issue #${n2.number}`;
+  const front = {
+    id: p.id,
+    title,
+    type: p.type,
+    dependencies: [...deps],
+    acceptance_criteria: criteriaOf(n2.body).length ? criteriaOf(n2.body) : [`Issue #${n2.number} is done as its text describes.`],
+    estimated_complexity: p.size,
+    issue: n2.number
+  };
+  const within = [...p.groups, tree.parent.number].map((g) => `#${g}`).join(" within ");
+  const blockers = [...new Set(n2.blockedBy.map((b) => b.number))].sort((a, b) => a - b);
+  return [
+    "---",
+    (0, import_yaml4.stringify)(front, { lineWidth: 0 }).trimEnd(),
+    "---",
+    "",
+    "## Description",
+    "",
+    `${title} (issue #${n2.number}).`,
+    "",
+    "## Context",
+    "",
+    `Sub-issue #${n2.number} of ${within}, planned by \`/forge plan\` on #${tree.parent.number}.`,
+    ...blockers.length ? ["", `Blocked by ${blockers.map((b) => `#${b}`).join(", ")}.`] : [],
+    ...p.type === "refinery" ? ["", "It integrates the work of its sub-issues."] : [],
+    "",
+    "## Instructions",
+    "",
+    instructionsOf(n2.body) || `Do what the title of issue #${n2.number} says.`,
+    ""
+  ].join("\n");
+}
+function planMd(tree, planned) {
+  const title = oneLine2(tree.parent.title, TITLE_LIMIT2) || `Issue #${tree.parent.number}`;
+  return [
+    `# ${title}`,
+    "",
+    `Built by \`/forge plan\` from the sub-issues of #${tree.parent.number}: a task per open sub-issue, edges from "blocked by".`,
+    "",
+    "## Tasks",
+    "",
+    ...planned.map((p) => `- \`${p.id}\`: #${p.node.number}`),
+    ""
+  ].join("\n");
+}
+
+// src/app/issue-plan.ts
+var PROBLEMS_SHOWN = 20;
+var PROBLEM_LIMIT = 300;
+var TREE_READ_LIMIT = MAX_TREE_TASKS + 100;
+var TooBigError = class extends Error {
+};
+async function readTree(port, parent) {
+  const first = await port.subIssues(parent);
+  if (first.length === 0) return void 0;
+  let read = 0;
+  const node = async (i, level) => {
+    if (++read > TREE_READ_LIMIT) throw new TooBigError();
+    const here = i.sameRepo && level <= MAX_DEPTH + 1;
+    const subs = here && i.state === "open" ? await port.subIssues(i.number) : [];
+    const blockers = here && i.state === "open" ? (await port.blockedBy(i.number)).map((b) => ({ number: b.number, state: b.state, sameRepo: b.sameRepo })) : [];
+    const children2 = [];
+    for (const s2 of subs) children2.push(await node(s2, level + 1));
+    return {
+      number: i.number,
+      state: i.state,
+      sameRepo: i.sameRepo,
+      title: i.title,
+      body: i.body,
+      labels: i.labels,
+      children: children2,
+      blockedBy: blockers
+    };
+  };
+  const children = [];
+  for (const s2 of first) children.push(await node(s2, 2));
+  return { children };
+}
+async function freshPlanId(port, issue, ref) {
+  const taken = new Set((await port.listDirectory(".forge/plans", ref)).map((e) => e.name));
+  if (!taken.has(`issue-${issue}`)) return `issue-${issue}`;
+  let k = 2;
+  while (taken.has(`issue-${issue}-${k}`)) k++;
+  return `issue-${issue}-${k}`;
+}
+async function planFromIssue(port, parent, now) {
+  if (!port.subIssues || !port.blockedBy || !port.commitFiles) return { kind: "no-tree" };
+  if (parent.subIssues === 0) return { kind: "no-tree" };
+  let tree;
+  try {
+    tree = await readTree(port, parent.number);
+  } catch (e) {
+    if (e instanceof TooBigError)
+      return { kind: "problems", problems: [`the tree of #${parent.number} has more than ${TREE_READ_LIMIT} issues`] };
+    throw e;
+  }
+  if (!tree) return { kind: "no-tree" };
+  const branch = planCaptainBranch(parent.number);
+  const open = await port.findPullRequest(branch, "open");
+  if (open) return { kind: "open-already", prNumber: open.number };
+  const base = await port.defaultBranch();
+  const head = await port.branchHead(base);
+  const planId = await freshPlanId(port, parent.number, head);
+  const built = planFromIssueTree({
+    parent: { number: parent.number, title: parent.title, body: parent.body },
+    children: tree.children,
+    planId,
+    createdAt: new Date(now).toISOString()
+  });
+  if (!built.ok) return { kind: "problems", problems: built.problems };
+  const problems = validatePlan(parsePlan({ planId, files: built.plan.files, dirs: /* @__PURE__ */ new Set(["tasks"]), unreadable: [] }));
+  if (problems.length)
+    return { kind: "problems", problems: problems.map((p) => formatProblem({ ...p, file: `${planDir(planId)}/${p.file}` })) };
+  const files = new Map([...built.plan.files].map(([rel, text]) => [`${planDir(planId)}/${rel}`, text]));
+  const title = `forge: plan ${planId} from #${parent.number}`;
+  let made = await port.commitFiles(branch, head, files, `${title}
+
+Built from the sub-issues of #${parent.number}.`);
+  if (!made.created) {
+    await port.deleteBranch(branch);
+    made = await port.commitFiles(branch, head, files, `${title}
+
+Built from the sub-issues of #${parent.number}.`);
+  }
+  const pr = await port.createPullRequest({ head: branch, base, title, body: planPrBody(parent.number, planId, built.plan.taskOf) });
+  return { kind: "opened", planId, prNumber: pr.number, tasks: built.plan.taskOf.size };
+}
+function planPrBody(parent, planId, taskOf) {
+  return [
+    `Plan \`${planId}\`, built from the sub-issues of #${parent} by \`/forge plan\`: a task per open sub-issue, edges from "blocked by". \`forge validate\` passes.`,
+    "",
+    `Review it like code: merging this PR starts a run of \`${planId}\` (with \`autostart: true\`, the default), or comment \`/forge run ${planId}\` once it is merged. While it runs, each sub-issue shows its task's state, and #${parent} the run's summary.`,
+    "",
+    "| Issue | Task |",
+    "|---|---|",
+    ...[...taskOf].map(([n2, id]) => `| #${n2} | \`${id}\` |`)
+  ].join("\n");
+}
+function issuePlanReply(outcome, issue) {
+  if (outcome.kind === "opened")
+    return `Built plan \`${outcome.planId}\` from the sub-issues of this issue (${outcome.tasks} tasks): #${outcome.prNumber}. Merging it starts the run.`;
+  if (outcome.kind === "open-already")
+    return `The plan from this issue's sub-issues is already open: #${outcome.prNumber}. Close it and comment \`/forge plan\` again to build it anew.`;
+  const shown2 = outcome.problems.slice(0, PROBLEMS_SHOWN).map((p) => `- ${inlineData(p, PROBLEM_LIMIT)}`);
+  const more = outcome.problems.length - shown2.length;
+  return [
+    `No plan was built from the sub-issues of #${issue}:`,
+    "",
+    ...shown2,
+    ...more > 0 ? [`- \u2026 and ${more} more`] : [],
+    "",
+    "Fix the tree and comment `/forge plan` again."
+  ].join("\n");
+}
+
 // src/core/state-rules.ts
 var STATE_BRANCH_RULES = ["creation", "update", "deletion"];
 var RULE_WORDS = { creation: "creations", update: "updates", deletion: "deletions" };
@@ -22008,11 +22802,12 @@ async function startPlanRun(ctx, rt, planId, sha, log) {
   rt.runs.set(runId, { planId, status: "running" });
   await rt.port.createBranch(integration, sha);
   const warning = await stateBranchWarning(rt.port, runId);
+  const issues = issueLinks(plan.parsed, config2);
   if (warning) log.warn({ runId, warning }, "state branch not protected");
   await rt.engine.start(
     { runId, planId, planCommit: sha, dagHash: plan.dagHash, nodes: plan.nodes, integrationBranch: integration, baseBranch: base },
     config2,
-    { planSha: sha, ...warning ? { stateBranchWarning: warning } : {} },
+    { planSha: sha, ...warning ? { stateBranchWarning: warning } : {}, ...issues ? { issues } : {} },
     sha
   );
   rt.runs.set(runId, { planId, status: "running" });
@@ -22024,14 +22819,14 @@ async function startPlanRun(ctx, rt, planId, sha, log) {
 async function handSteeringToJob(rt, runId, taskId, pr) {
   const loaded = await rt.engine.state(runId);
   const t = loaded?.state.journal.tasks.find((x) => x.id === taskId);
-  const note = t?.attempt?.steering?.at(-1);
-  if (!t || !note) return void 0;
+  const note2 = t?.attempt?.steering?.at(-1);
+  if (!t || !note2) return void 0;
   const on = pr ?? t.attempt?.prNumber;
   if (on === void 0)
     return `\`${taskId}\` has no pull request yet, and its job reads steering there: steer again once its draft PR is open.`;
   await rt.port.createComment(
     on,
-    steeringComment({ runId, taskId, attempt: t.attempts, id: note.id, actor: note.actor, message: note.message })
+    steeringComment({ runId, taskId, attempt: t.attempts, id: note2.id, actor: note2.actor, message: note2.message })
   );
   return void 0;
 }
@@ -22084,6 +22879,9 @@ ${started.problems.map((p) => `- ${p}`).join("\n")}`
       return void await reply(
         "The issue was edited after this `/forge plan`: no plan is written from text you may not have read. Read the issue again and repeat the command."
       );
+    const subIssues = payload.issue.pull_request ? 0 : payload.issue.sub_issues_summary?.total;
+    const fromTree = await planFromIssue(rt.port, { number: issue, title: now.title, body: now.body, subIssues }, ctx.now());
+    if (fromTree.kind !== "no-tree") return void await reply(issuePlanReply(fromTree, issue));
     const { branch, inputs } = planCaptainDispatch({ issue, title: now.title, body: now.body });
     const workflow = (await ctx.configOf(rt)).workflow;
     if ((await rt.port.listWorkflowRuns(workflow, { branch })).some((r) => r.status !== "completed"))
@@ -22155,17 +22953,114 @@ function budgetAmount(word) {
   return n2 > 0 ? n2 : void 0;
 }
 
+// src/app/issue-events.ts
+var noteMarker = (runId) => `<!-- forge:issue-note ${runId} -->`;
+async function runsWithIssues(ctx, rt, all = false) {
+  const out = [];
+  for (const [runId, r] of await ctx.knownRuns(rt)) {
+    if (!all && r.status !== "running") continue;
+    const loaded = await rt.engine.state(runId);
+    const issues = loaded?.state.facts.issues;
+    if (loaded && issues) out.push({ journal: loaded.state.journal, facts: loaded.state.facts, issues });
+  }
+  return out;
+}
+async function note(port, issue, runId, text) {
+  const body = `${noteMarker(runId)}
+${text}`;
+  const id = await port.findComment(issue, noteMarker(runId));
+  if (id !== null) await port.updateComment(id, body);
+  else await port.createComment(issue, body);
+}
+var trackerOf = (r) => r.facts.trackerIssue !== void 0 ? ` on its tracker #${r.facts.trackerIssue}` : "";
+async function onPullMergedIntoBase(ctx, rt, pr) {
+  for (const r of await runsWithIssues(ctx, rt, true)) {
+    if (r.journal.integrationBranch !== pr.head || r.journal.baseBranch !== pr.base) continue;
+    await closeRunIssues(rt.port, r.journal, r.issues, pr.number);
+  }
+}
+async function onIssueClosed(ctx, rt, issue) {
+  for (const r of await runsWithIssues(ctx, rt)) {
+    const taskId = Object.entries(r.issues.tasks).find(([, n2]) => n2 === issue)?.[0];
+    const t = taskId !== void 0 ? r.journal.tasks.find((x) => x.id === taskId) : void 0;
+    if (!t || t.status === "MERGED") continue;
+    await note(
+      rt.port,
+      issue,
+      r.journal.runId,
+      `**Forge** \xB7 this issue was closed while its task \`${t.id}\` of run \`${r.journal.runId}\` is ${t.status}: the task goes on \u2014 the plan of a run is fixed once merged \u2014 and its work still lands with the run's final PR. To stop the run, comment \`/forge cancel\`${trackerOf(r)}. Forge does not reopen the issue.`
+    );
+  }
+}
+async function onTreeChanged(ctx, rt, issues, what) {
+  for (const r of await runsWithIssues(ctx, rt)) {
+    const mine = /* @__PURE__ */ new Set([...Object.values(r.issues.tasks), ...r.issues.parent !== void 0 ? [r.issues.parent] : []]);
+    const hit = issues.find((n2) => mine.has(n2));
+    if (hit === void 0) continue;
+    const again = r.issues.parent !== void 0 ? `, then comment \`/forge plan\` on #${r.issues.parent} to build a plan from the tree as it is now` : "";
+    await note(
+      rt.port,
+      hit,
+      r.journal.runId,
+      `**Forge** \xB7 ${what}: run \`${r.journal.runId}\` goes on with its plan \`${r.journal.planId}\` as merged \u2014 a run's plan is fixed, and changes to the issue tree do not reach it. To plan again, cancel the run with \`/forge cancel\`${trackerOf(r)}${again}.`
+    );
+  }
+}
+
 // src/app/handlers/issues.ts
 async function onIssues(ctx, context) {
   const { payload } = context;
   if (payload.action !== "closed") return;
-  if (!payload.issue.labels?.some((l) => (typeof l === "string" ? l : l.name) === LABELS.changeRequest)) return;
+  if (!payload.issue.labels?.some((l) => (typeof l === "string" ? l : l.name) === LABELS.changeRequest)) {
+    if (payload.sender.type !== "Bot") await onIssueClosed(ctx, await ctx.rtOf(context), payload.issue.number);
+    return;
+  }
   if (!isAppAuthor(payload.issue.user, ctx.slug)) return;
   const marker = parseMarker(payload.issue.body ?? "");
   if (!marker?.crId) return;
   const rt = await ctx.rtOf(context);
   if (!await crCloseCounts(rt.port, payload.issue.number, marker.runId, marker.crId, payload.sender.login)) return;
   await ctx.apply(rt, marker.runId, [{ kind: "cr.closed", crId: marker.crId }]);
+}
+
+// src/app/handlers/issue-tree.ts
+async function onSubIssues(ctx, context) {
+  const { payload } = context;
+  if (payload.action !== "sub_issue_added" && payload.action !== "sub_issue_removed") return;
+  if (payload.sender?.type === "Bot") return;
+  const verb = payload.action === "sub_issue_added" ? "added to" : "removed from";
+  const what = `sub-issue #${payload.sub_issue.number} was ${verb} #${payload.parent_issue.number}`;
+  await onTreeChanged(ctx, await ctx.rtOf(context), [payload.parent_issue.number, payload.sub_issue.number], what);
+}
+async function onIssueDependencies(ctx, context) {
+  const { payload } = context;
+  if (payload.action !== "blocked_by_added" && payload.action !== "blocked_by_removed") return;
+  if (payload.sender?.type === "Bot") return;
+  const blocked2 = payload.blocked_issue?.number;
+  const blocking = payload.blocking_issue?.number;
+  if (blocked2 === void 0) return;
+  const what = `#${blocked2} ${payload.action === "blocked_by_added" ? "is now" : "is no longer"} blocked by #${blocking ?? "?"}`;
+  await onTreeChanged(ctx, await ctx.rtOf(context), [blocked2], what);
+}
+
+// src/app/handlers/merge-group.ts
+var GROUP_REF = /^(?:refs\/heads\/)?gh-readonly-queue\/.+\/pr-(\d{1,9})-([0-9a-f]{40})$/;
+async function onMergeGroup(ctx, context) {
+  const p = context.payload;
+  const rt = await ctx.rtOf(context);
+  const m = p.action === "destroyed" && p.reason === "dequeued" ? GROUP_REF.exec(String(p.merge_group.head_ref).slice(0, 400)) : null;
+  if (m) {
+    const pr = await rt.port.getPullRequest(Number(m[1]));
+    if (!pr.fromFork && pr.headSha === m[2])
+      await redChecks(ctx, rt, context, { branch: pr.headRef, headSha: m[2], conclusion: "failure", group: p.merge_group.head_sha });
+  }
+  await flushMerges(ctx, rt);
+}
+async function onQueueChange(ctx, context) {
+  const pr = context.payload.pull_request;
+  if (pr.head.repo?.id !== context.payload.repository.id) return;
+  const rt = await ctx.rtOf(context);
+  if (await ctx.attemptOf(rt, pr.head.ref)) await flushMerges(ctx, rt);
 }
 
 // src/app/plan-check.ts
@@ -22261,6 +23156,7 @@ async function checkPlanPullRequest(port, engine, runs, pr) {
 var ACTED_ON = /* @__PURE__ */ new Set(["opened", "reopened", "synchronize", "closed", "ready_for_review", "edited"]);
 async function onPullRequest(ctx, context) {
   const { payload } = context;
+  if (payload.action === "enqueued" || payload.action === "dequeued") return onQueueChange(ctx, context);
   if (!ACTED_ON.has(payload.action)) return;
   const rt = await ctx.rtOf(context);
   const pr = payload.pull_request;
@@ -22270,6 +23166,8 @@ async function onPullRequest(ctx, context) {
     if (["opened", "reopened", "synchronize"].includes(payload.action) && pr.base.ref === payload.repository.default_branch) {
       await checkPlanPullRequest(rt.port, rt.engine, await ctx.knownRuns(rt), { number: pr.number, headSha: pr.head.sha });
     }
+    if (payload.action === "closed" && pr.merged && fromThisRepository)
+      await onPullMergedIntoBase(ctx, rt, { number: pr.number, head: pr.head.ref, base: pr.base.ref });
     return;
   }
   if (payload.action === "closed") {
@@ -22282,6 +23180,57 @@ async function onPullRequest(ctx, context) {
   if (["opened", "reopened", "ready_for_review", "synchronize", "edited"].includes(payload.action)) {
     await ctx.apply(rt, ref.runId, [{ kind: "pr.opened", taskId: ref.taskId, attempt: ref.attempt, number: pr.number }]);
   }
+}
+
+// src/app/final-auto-merge.ts
+async function finalPrApproved(ctx, rt, pr) {
+  const run2 = await finalPrRun(ctx, rt, pr);
+  if (!run2) return void 0;
+  const port = rt.port;
+  const current = await port.getPullRequest(pr.number);
+  if (current.state !== "open" || current.merged || current.headRef !== pr.headRef) return void 0;
+  if (!await approvedByWriter(port, pr.number, current.headSha)) return void 0;
+  const { rules } = await cachedBranchRules(port, pr.baseRef, ctx.now(), RULES_TTL_MS, () => port.branchRules(pr.baseRef));
+  const method = finalMergeMethod(rules) ?? "merge";
+  const res = await port.queue.enableAutoMerge(pr.number, method, current.headSha);
+  if (res.kind === "enabled") return "enabled";
+  if (/\b(clean|unstable) status\b/i.test(res.message)) {
+    if (rules.some((r) => r.type === "merge_queue")) {
+      const q = await port.queue.enqueue(pr.number, current.headSha);
+      if (q.kind === "queued") return "queued";
+      return refusedOn(port, pr.number, current.headSha, q.message);
+    }
+    const merged = await port.mergePullRequest(pr.number, { sha: current.headSha, method });
+    if (merged.kind === "merged") return "merged";
+    return refusedOn(port, pr.number, current.headSha, "message" in merged ? merged.message : "the head moved");
+  }
+  return refusedOn(port, pr.number, current.headSha, res.message);
+}
+async function finalPrRun(ctx, rt, pr) {
+  for (const runId of (await ctx.knownRuns(rt)).keys()) {
+    const loaded = await rt.engine.state(runId);
+    if (!loaded || loaded.state.journal.status === "running" || loaded.state.facts.finalPr !== pr.number || loaded.state.journal.integrationBranch !== pr.headRef)
+      continue;
+    return loaded.state.config.final_pr.auto_merge ? runId : void 0;
+  }
+  return void 0;
+}
+var APPROVERS_CHECKED = 5;
+async function approvedByWriter(port, number, head) {
+  const latest = /* @__PURE__ */ new Map();
+  for (const r of await port.listReviews(number))
+    if (!r.bot && r.login && r.commitId === head && r.state !== "COMMENTED") latest.set(r.login, r.state);
+  const approvers = [...latest].filter(([, state]) => state === "APPROVED").map(([login]) => login);
+  for (const login of approvers.slice(-APPROVERS_CHECKED)) if (WRITE_PERMISSIONS.has(await port.permission(login))) return true;
+  return false;
+}
+async function refusedOn(port, number, head, message) {
+  const text = message.replace(/\s+/g, " ").slice(0, 500);
+  await port.createComment(
+    number,
+    `Forge could not set this pull request to merge automatically (\`final_pr.auto_merge\`): GitHub answered "${text}". A person merges it, or fixes what GitHub names (for auto-merge, Settings \u2192 General \u2192 "Allow auto-merge") and approves it again (at ${head.slice(0, 7)}).`
+  );
+  return "refused";
 }
 
 // src/app/handlers/pull-request-review.ts
@@ -22298,7 +23247,11 @@ async function onPullRequestReview(ctx, context) {
   if (pr.head.repo?.id !== payload.repository.id) return;
   const rt = await ctx.rtOf(context);
   const ref = await ctx.attemptOf(rt, pr.head.ref);
-  if (!ref) return;
+  if (!ref) {
+    if (state === "approved")
+      await finalPrApproved(ctx, rt, { number: pr.number, headRef: pr.head.ref, headSha: pr.head.sha, baseRef: pr.base.ref });
+    return;
+  }
   const permission = await rt.port.permission(reviewer.login);
   if (!WRITE_PERMISSIONS.has(permission)) {
     logOf(context).info(
@@ -22326,7 +23279,7 @@ async function onPullRequestReview(ctx, context) {
       "review changed nothing"
     );
 }
-var APPROVERS_CHECKED = 5;
+var APPROVERS_CHECKED2 = 5;
 async function onDismissed(ctx, context) {
   const { payload } = context;
   const pr = payload.pull_request;
@@ -22342,7 +23295,7 @@ async function onDismissed(ctx, context) {
     ...new Set(
       (await rt.port.listReviews(pr.number)).filter((r) => r.state === "APPROVED" && r.commitId === current.headSha && !r.bot && r.login).map((r) => r.login)
     )
-  ].slice(0, APPROVERS_CHECKED);
+  ].slice(0, APPROVERS_CHECKED2);
   let approved2 = false;
   for (const login of approvers) if (WRITE_PERMISSIONS.has(await rt.port.permission(login))) approved2 = true;
   const result = await ctx.apply(rt, ref.runId, [
@@ -22548,8 +23501,11 @@ function registerHandlers(app, ctx) {
   app.on("check_run", guard(ctx, app, onCheckRun));
   app.on("issue_comment", guard(ctx, app, onIssueComment));
   app.on("issues", guard(ctx, app, onIssues));
+  app.on("sub_issues", guard(ctx, app, onSubIssues));
+  app.on("issue_dependencies", guard(ctx, app, onIssueDependencies));
   app.on("check_suite", guard(ctx, app, onChecksDone));
   app.on("status", guard(ctx, app, onChecksDone));
+  app.on("merge_group", guard(ctx, app, onMergeGroup));
   app.on("installation", (context) => onInstallation(ctx, context));
   app.on("installation_repositories", (context) => onInstallation(ctx, context));
 }

@@ -47,7 +47,8 @@ export async function agentAccess(o: {
       extraEnv.ANTHROPIC_BASE_URL = proxy.url;
       keyName = "ANTHROPIC_API_KEY";
     }
-  } else if (o.adapter === "codex") {
+  } else if (o.adapter === "codex" || o.adapter === "opencode" || o.adapter === "qwen") {
+    // Codex speaks the Responses API; opencode and Qwen Code speak Chat Completions: both through the OpenAI proxy.
     const key = o.openaiApiKey || o.env.OPENAI_API_KEY;
     if (key) {
       proxy = await startModelProxy({ upstream: o.env.OPENAI_BASE_URL || "https://api.openai.com/v1", key, api: "openai" });

@@ -5,8 +5,10 @@
 import { z } from "zod";
 import { feedbackSchema } from "../../src/core/feedback.js";
 import { resumeContextSchema } from "../../src/core/schemas/checkpoint.js";
+import { dispatchAgentSchema } from "../../src/core/agents.js";
 import { fieldPath, formatProblem, toIssues } from "../../src/core/problems.js";
 import { taskIdSchema } from "../../src/core/schemas/common.js";
+import { ADAPTERS } from "../../src/core/schemas/adapters.js";
 import { squashUpstreamSchema } from "../../src/core/task-record.js";
 import { CAPTAIN_ID, FOLLOWUP_ID, PLAN_RUN_ID, RUN_ID_PATTERN } from "../../src/core/layout.js";
 
@@ -58,6 +60,7 @@ export const dispatchContextSchema = z
       .describe("A revision: what it must answer — reviews (read from GitHub by id), /forge fix messages, failing checks."),
     prNumber: z.number().int().optional().describe("A revision: the PR it revises."),
     resume: resumeContextSchema.optional(),
+    agent: dispatchAgentSchema.optional(),
     budget: z
       .object({ usd: z.number().min(0).optional(), tokens: z.number().int().min(0).optional() })
       .strict()
@@ -123,7 +126,7 @@ export const actionInputSchema = z.object({
     .regex(/^[1-9][0-9]*$/, "must be a whole number from 1 (the App dispatches `attempt` as a string)")
     .transform(Number),
   context: contextInputSchema,
-  adapter: z.union([z.literal(""), z.enum(["claude", "codex", "gemini", "copilot", "command"])]).transform((v) => (v === "" ? undefined : v)),
+  adapter: z.union([z.literal(""), z.enum(ADAPTERS)]).transform((v) => (v === "" ? undefined : v)),
   model: z.string().transform((v) => v || undefined),
   command: z.string().transform((v) => v || undefined),
   anthropicApiKey: z.string().transform((v) => v || undefined),

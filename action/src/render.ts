@@ -20,6 +20,8 @@ export interface PrBodyInput {
   exitCode: number;
   /** Refused protected paths, warnings: shown to reviewers. */
   notes?: string[];
+  /** The issue the task does (its front matter's `issue:`): the PR links it. */
+  issue?: number;
 }
 
 const RESULT_ICON: Record<string, string> = { pass: "✅ pass", fail: "❌ fail", skip: "⏭️ skip", error: "💥 error" };
@@ -69,6 +71,7 @@ export function renderPrBody(input: PrBodyInput, limit = PR_BODY_LIMIT): string 
     "| --- | --- |",
     `| Task | ${code(f.task_id)} |`,
     `| Run | ${code(f.run_id)} |`,
+    ...(input.issue !== undefined ? [`| Issue | #${input.issue} |`] : []),
     `| Attempt | ${f.attempt} |`,
     `| Status | ${STATUS_ICON[f.status] ?? f.status} (exit ${input.exitCode}) |`,
     `| Confidence | ${f.confidence.toFixed(2)} |`,

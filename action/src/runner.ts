@@ -171,7 +171,10 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
     const [owner, repo] = jobEnv.repository.split("/") as [string, string];
     const github = overrides.github ?? createOctokitGitHub({ token: input.githubToken, baseUrl: jobEnv.apiUrl, owner, repo });
     const config = await loadPinnedConfig(github, input.runId);
-    const adapter = input.adapter ?? config.agent.adapter;
+    // The attempt's agent when its dispatch names one (a task's or its kind's, or the next of its
+    // fallback list: docs/runner.md#agents-per-task) — only ever an adapter's name, checked by the
+    // input's schema, and held to the journal by the checkout; else the action's input, else the config's.
+    const adapter = input.context.agent?.adapter ?? input.adapter ?? config.agent.adapter;
     const model = input.model ?? config.agent.model;
     const command = input.command ?? config.agent.command;
     if (adapter === "command" && !command)
@@ -307,8 +310,9 @@ function warnMissingKeys(adapter: ForgeConfig["agent"]["adapter"], input: Action
     core.warning(
       "agent.long_context is on, but Claude Code does not talk to Anthropic's API here (ANTHROPIC_BASE_URL, Vertex or Bedrock): the 1M-token context stays off.",
     );
-  if (adapter === "codex" && !input.openaiApiKey && !env.OPENAI_API_KEY)
-    core.warning("openai-api-key is empty and OPENAI_API_KEY is not set: Codex will not be able to call the model.");
+  const openaiAgent = { codex: "Codex", opencode: "opencode", qwen: "Qwen Code" }[adapter as string];
+  if (openaiAgent && !input.openaiApiKey && !env.OPENAI_API_KEY)
+    core.warning(`openai-api-key is empty and OPENAI_API_KEY is not set: ${openaiAgent} will not be able to call the model.`);
   if (adapter === "gemini" && !input.geminiApiKey && !env.GEMINI_API_KEY && !env.GOOGLE_API_KEY)
     core.warning("gemini-api-key is empty and GEMINI_API_KEY is not set: Gemini CLI will not be able to call the model.");
   if (adapter === "copilot" && !input.anthropicApiKey && !env.ANTHROPIC_API_KEY)

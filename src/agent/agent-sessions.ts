@@ -3,10 +3,12 @@
  * a session, the runner copies the one file the CLI keeps the conversation in — Claude Code's
  * `<config dir>/projects/<cwd>/<id>.jsonl`, Codex's `<CODEX_HOME>/sessions/…/rollout-…-<id>.jsonl`,
  * Gemini CLI's `<GEMINI_CLI_HOME>/.gemini/tmp/<project>/chats/session-<time>-<id's first 8>.jsonl`,
+ * Qwen Code's `<QWEN_HOME>/projects/<cwd>/chats/<id>.jsonl` —
  * Copilot CLI's `<COPILOT_HOME>/session-state/<id>/events.jsonl` (the rest of that folder — its
  * checkpoints, file snapshots, locks — it does without: a resume reads the events alone) —
  * into the session folder's `agent-session/`, masked; nothing else of the CLI's home (its settings,
- * its keys, its caches) goes with it. A resumed attempt's job puts that file back where the CLI looks
+ * its keys, its caches) goes with it. opencode keeps its conversations in a SQLite database, not
+ * carried: a resumed opencode attempt starts its session afresh (the adapter's page says so). A resumed attempt's job puts that file back where the CLI looks
  * for it, in the new session's home, before `--resume` / `exec resume` asks for it.
  *
  * The file is the agent's (its process wrote it): it is read without following a link, bounded, and
@@ -54,6 +56,11 @@ export const geminiProjectDir = (cwd: string) =>
     .replace(/-+/g, "-")
     .replace(/^-|-$/g, "") || "project";
 
+/** Qwen Code's own folder: QWEN_HOME (the adapter sets it per session), else `~/.qwen`. */
+function qwenDir(env: NodeJS.ProcessEnv): string | undefined {
+  return env.QWEN_HOME || (env.HOME ? path.join(env.HOME, ".qwen") : undefined);
+}
+
 /** Claude Code names a project's folder by its working directory, every character but letters and digits a dash. */
 export const claudeProjectDir = (cwd: string) => cwd.replace(/[^A-Za-z0-9]/g, "-");
 
@@ -85,6 +92,10 @@ export async function sessionFileOf(adapter: AdapterName, env: NodeJS.ProcessEnv
     const dir = geminiDir(env);
     const short = id.slice(0, 8);
     return dir ? findFile(path.join(dir, "tmp"), (n) => n.startsWith("session-") && n.endsWith(`-${short}.jsonl`), 2) : undefined;
+  }
+  if (adapter === "qwen") {
+    const dir = qwenDir(env);
+    return dir ? findFile(path.join(dir, "projects"), (n) => n === `${id}.jsonl`, 2) : undefined;
   }
   if (adapter === "copilot") {
     const dir = copilotDir(env);
@@ -166,6 +177,10 @@ export async function restoreSession(
   } else if (adapter === "gemini") {
     const dir = geminiDir(env);
     if (dir) dest = path.join(dir, "tmp", geminiProjectDir(cwd), "chats", `session-${id}.jsonl`);
+  } else if (adapter === "qwen") {
+    // Qwen Code names a project's folder as Claude Code does.
+    const dir = qwenDir(env);
+    if (dir) dest = path.join(dir, "projects", claudeProjectDir(cwd), "chats", `${id}.jsonl`);
   } else if (adapter === "copilot") {
     const dir = copilotDir(env);
     if (dir) dest = path.join(dir, "session-state", id, "events.jsonl");

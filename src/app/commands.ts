@@ -117,6 +117,6 @@ export const HELP = [
   "| `/forge approve` / `/forge reject` | Change Request issue, refinery PR | Decide a Change Request (review mode), or approve a gated refinery's merge. |",
   "| `/forge budget [task] +<dollars>` | tracker, task PR | Raise the run's budget (a run paused for its budget resumes), or one task's (a task stopped at its budget goes again). |",
   "| `/forge run <planId>` | any issue | Start a run of `.forge/plans/<planId>/`. |",
-  "| `/forge plan` | an issue | A Captain agent writes a plan from the issue, as a PR. |",
+  '| `/forge plan` | an issue | With sub-issues: the plan is built from the tree (a task per sub-issue, edges from "blocked by"), as a PR. Otherwise a Captain agent writes a plan from the issue, as a PR. |',
   "| `/forge help` | anywhere | This table. |",
 ].join("\n");

@@ -6,8 +6,14 @@ import type { Context, Probot } from "probot";
 import { appSlug } from "../github/app-client.js";
 import type { AppContext } from "./context.js";
 
-/** Events about the agent jobs the App dispatched: handled even when the App is their sender. */
-const JOB_EVENTS = new Set(["workflow_run", "workflow_job"]);
+/**
+ * Events the App's own call does not answer for, handled even when the App is their sender: the
+ * agent jobs it dispatched, and what the merge queue does later with a pull request the App
+ * enqueued (GitHub may name the enqueuer as the sender of the group's events and of the PR's
+ * dequeue; the queue's merge itself is found by the merge, which `merge_group.destroyed` flushes).
+ */
+const LATER_EVENTS = new Set(["workflow_run", "workflow_job", "merge_group", "pull_request.dequeued"]);
+const later = (name: string, action: unknown) => LATER_EVENTS.has(name) || LATER_EVENTS.has(`${name}.${String(action)}`);
 
 export function guard<C extends Context>(
   ctx: AppContext,
@@ -40,7 +46,8 @@ export function guard<C extends Context>(
       // as its actor, so GitHub names the App as the sender of the run's workflow_run and
       // workflow_job events, and no answer of the dispatch call tells how the job goes.
       const sender = (context.payload as { sender?: { login?: string } }).sender?.login;
-      if (ctx.slug && sender === `${ctx.slug}[bot]` && !JOB_EVENTS.has(context.name)) return;
+      const action = (context.payload as { action?: unknown }).action;
+      if (ctx.slug && sender === `${ctx.slug}[bot]` && !later(context.name, action)) return;
       await fn(ctx, context);
     };
     const handled = () =>

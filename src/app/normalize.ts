@@ -15,6 +15,10 @@ import type { ForgeConfig } from "../core/schemas/config.js";
 import { withRulesetNames } from "../github/merge-rules.js";
 import type { GitHubPort } from "../github/port.js";
 import { pushBlockedReason, ruleRefusal, ruleTypesOf } from "../github/rule-refusals.js";
+import { readBranchCheckpoint, type BranchCheckpoint } from "./branch-checkpoint.js";
+import { parseTrailers } from "./trailers.js";
+
+export { parseTrailers };
 
 export type { AttemptRef };
 
@@ -62,18 +66,6 @@ export function notTheAttemptsJob(
 /** The workflow file a run's path names: GitHub may add the ref to some runs' (`….yml@refs/heads/main`). */
 export function workflowFile(path: string | null | undefined): string | undefined {
   return path ? path.replace(/@.*$/, "") : undefined;
-}
-
-/** `Key: value` trailers of a commit message (the last paragraph). */
-export function parseTrailers(message: string): Record<string, string> {
-  const paragraphs = message.trimEnd().split(/\n\s*\n/);
-  const last = paragraphs[paragraphs.length - 1] ?? "";
-  const out: Record<string, string> = {};
-  for (const line of last.split("\n")) {
-    const m = /^([A-Za-z][A-Za-z0-9-]*):\s*(.*)$/.exec(line.trim());
-    if (m) out[m[1]!] = m[2]!.trim();
-  }
-  return out;
 }
 
 /** The attempt a record commit reports on, when the message carries Forge's trailers. */
@@ -154,6 +146,8 @@ export async function endedJobInput(
   // An earlier revision's record at the head is no result of this job (docs/executor.md#iterations).
   if (finished && (finished.kind !== "agent.finished" || (finished.iteration ?? 0) >= iteration)) return finished;
   const { taskId, attempt } = ref;
+  // No result: the checkpoint the runner's last progress push left, for the retry to resume from (read, not trusted).
+  const cp = head ? await readBranchCheckpoint(port, ref, head).catch((): BranchCheckpoint => ({})) : {};
   const conclusion = run.conclusion ?? "no conclusion";
   const jobs = await port.endedJobs(run.id);
   // The job's page, where its log is: the tracker links it beside the reason.
@@ -167,6 +161,7 @@ export async function endedJobInput(
       reason: `the job's runner went away mid-step (${conclusion})`,
       runnerLost: true,
       ...log,
+      ...cp,
     };
   // The job failed because a rule of the repository refused its push: which rule, which branch, what a person can do.
   const refusal = jobs.errors.map(ruleRefusal).find((r) => r !== undefined);
@@ -193,6 +188,7 @@ export async function endedJobInput(
     workflowRunId: run.id,
     reason: `the job ended (${conclusion})${step} without a result`,
     ...log,
+    ...cp,
   };
 }
 

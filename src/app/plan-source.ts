@@ -3,6 +3,7 @@
  * texts go to the same parser and validator as `forge validate`, so the App and the CLI judge a
  * plan by the same rules.
  */
+import { agentList } from "../core/agents.js";
 import { createHash } from "node:crypto";
 import { CONFIG_PATH, parseConfigText, type ConfigRead } from "../core/config.js";
 import type { PlanNodeInput } from "../core/inputs.js";
@@ -90,6 +91,7 @@ export function planNodes(parsed: ParsedPlan): PlanNodeInput[] {
       ...(t?.paths ? { paths: [...t.paths] } : {}),
       ...(t?.budget ? { budget: { ...t.budget } } : {}),
       ...(t?.retry_policy ? { retryPolicy: { ...t.retry_policy } } : {}),
+      ...(agentList(t?.agent) ? { agents: agentList(t?.agent)! } : {}),
     };
   });
 }

@@ -16,7 +16,7 @@ import {
 import type { PlanNode, TaskState } from "../core/journal.js";
 import type { TaskStatus } from "../core/schemas/common.js";
 import { planDir, stateBranch } from "../core/layout.js";
-import type { LiveProgress } from "../core/live-progress.js";
+import { agentNote, mixedAgents, progressNote, resumedNote } from "./render-notes.js";
 import type { ForgeConfig } from "../core/schemas/config.js";
 import type { ForgeEvent } from "../core/schemas/events.js";
 import type { RunFacts } from "./run-store.js";
@@ -249,7 +249,8 @@ function taskTable(journal: Journal, facts: RunFacts, repo: RepoOnWeb, budget: n
   const header = ["| Task | Type | Status | Attempt | PR | Check | Notes |", "|---|---|---|---:|---|---|---|"];
   // Rows are rendered as far as they are needed: a big plan's table never shows them all.
   const rows: string[] = [];
-  const row = (i: number) => (rows[i] ??= taskRow(journal, facts, repo, i));
+  const mixed = mixedAgents(journal.tasks);
+  const row = (i: number) => (rows[i] ??= taskRow(journal, facts, repo, i, mixed));
   let length = header.join("\n").length;
   for (let i = 0; i < journal.tasks.length && length <= budget; i++) length += row(i).length + 1;
   if (length <= budget) return [...header, ...rows].join("\n");
@@ -284,39 +285,28 @@ function taskTable(journal: Journal, facts: RunFacts, repo: RepoOnWeb, budget: n
  * shares the others, so an update renders only the rows of tasks that changed (a row is a function
  * of the task, its node, its check run and the repository, all checked before a row is reused).
  */
-const rowCache = new WeakMap<TaskState, { node: PlanNode; check: number | undefined; repo: string; row: string }>();
+const rowCache = new WeakMap<TaskState, { node: PlanNode; check: number | undefined; repo: string; mixed: boolean; row: string }>();
 
-function taskRow(journal: Journal, facts: RunFacts, repo: RepoOnWeb, i: number): string {
+function taskRow(journal: Journal, facts: RunFacts, repo: RepoOnWeb, i: number, mixed: boolean): string {
   const t = journal.tasks[i]!;
   const node = journal.plan.nodes[i]!;
   const check = facts.checkRuns[`${t.id}:${t.attempts}`];
   const where = repoPage(repo, "");
   const hit = rowCache.get(t);
-  if (hit && hit.node === node && hit.check === check && hit.repo === where) return hit.row;
-  const row = renderRow(t, node, check, repo);
-  rowCache.set(t, { node, check, repo: where, row });
+  if (hit && hit.node === node && hit.check === check && hit.repo === where && hit.mixed === mixed) return hit.row;
+  const row = renderRow(t, node, check, repo, mixed);
+  rowCache.set(t, { node, check, repo: where, mixed, row });
   return row;
-}
-
-/** A running task's latest progress, as its job's live check run told the reconciler: stage, turns, last heartbeat. */
-function progressNote(p: LiveProgress | undefined): string {
-  if (!p) return "";
-  const beat = new Date(Date.parse(p.beat)).toISOString().slice(11, 19);
-  return `${p.stage ? `stage ${p.stage}` : "between stages"}${p.turns ? `, ${p.turns} turn${p.turns === 1 ? "" : "s"}` : ""}, last heartbeat ${beat} UTC`;
 }
 
 /** A job's page as a link may hold it: http(s), nothing that ends the link or the table cell. */
 const JOB_PAGE = /^https?:\/\/[^\s()<>|[\]]{1,300}$/;
 
-/** A resumed attempt's note: whose work it continues, why that attempt ended, and the stage it started at. */
-function resumedNote(r: NonNullable<NonNullable<TaskState["attempt"]>["resumed"]>): string {
-  return `resumed: continues attempt ${r.fromAttempt} (${r.reason.replace("_", " ")})${r.stage ? `, from stage ${r.stage}` : ""}`;
-}
-
-function renderRow(t: TaskState, node: PlanNode, check: number | undefined, repo: RepoOnWeb): string {
+function renderRow(t: TaskState, node: PlanNode, check: number | undefined, repo: RepoOnWeb, mixed: boolean): string {
   const a = t.attempt;
   const paths = a?.revision.protectedPaths ?? [];
   const notes = [
+    mixed ? agentNote(t) : "",
     t.status === "RUNNING" ? progressNote(a?.revision.progress) : "",
     a?.resumed ? resumedNote(a.resumed) : "",
     a?.revision.waiting && t.status === "MERGE_READY" ? `waiting for a person: ${a.revision.waiting}` : "",

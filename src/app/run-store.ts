@@ -44,6 +44,13 @@ export const runFactsSchema = z
       .describe("Digest of what waited for a person when the tracker was last written: a change is shown at once."),
     checkRuns: z.record(z.string(), z.number().int()).default({}).describe("Check run id per `<taskId>:<attempt>`."),
     finalPr: z.number().int().optional().describe("The run's final PR (integration → base)."),
+    finalAutoMerge: z.number().int().optional().describe("The final PR for which Forge enabled auto-merge (`final_pr.auto_merge`)."),
+    mergeGroups: z
+      .record(z.string(), z.object({ head: z.string(), group: z.string() }).strict())
+      .optional()
+      .describe(
+        "The merge group each task's verified head was last seen tested in, by `<taskId>:<attempt>`: a merge that finds its pull request dropped from the merge queue reads that group's checks.",
+      ),
     planSha: z.string().optional().describe("Commit of the default branch the plan was read from."),
     stateBranchWarning: z
       .string()
@@ -53,6 +60,16 @@ export const runFactsSchema = z
       .string()
       .optional()
       .describe("The commit the run started from, where the App keeps the journal's freshness anchor (docs/formats.md#journal-anchor)."),
+    issues: z
+      .object({
+        parent: z.number().int().optional().describe("The issue the plan was built from: it carries the run's summary."),
+        tasks: z.record(z.string(), z.number().int()).describe("The issue of each task that names one (`issue:`)."),
+        comments: z.record(z.string(), z.number().int()).default({}).describe("Per issue number, Forge's one comment on it."),
+        shown: z.record(z.string(), z.string()).default({}).describe("Per issue number, a digest of what its comment last said."),
+      })
+      .strict()
+      .optional()
+      .describe("The issues the run shows on (config `issue_sync`, docs/formats.md#plans-from-an-issue-tree)."),
     anchorCheckRunId: z
       .number()
       .int()

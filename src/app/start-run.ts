@@ -5,6 +5,7 @@ import { missingRulesText, STATE_BRANCH_RULES } from "../core/state-rules.js";
 import type { AppContext } from "./context.js";
 import type { Logger } from "./engine/index.js";
 import type { GitHubPort } from "../github/port.js";
+import { issueLinks } from "./issue-sync.js";
 import { readConfig, readPlan } from "./plan-source.js";
 import type { RepoRuntime } from "./runtime.js";
 
@@ -82,11 +83,12 @@ export async function startPlanRun(
   rt.runs.set(runId, { planId, status: "running" });
   await rt.port.createBranch(integration, sha);
   const warning = await stateBranchWarning(rt.port, runId);
+  const issues = issueLinks(plan.parsed, config);
   if (warning) log.warn({ runId, warning }, "state branch not protected");
   await rt.engine.start(
     { runId, planId, planCommit: sha, dagHash: plan.dagHash, nodes: plan.nodes, integrationBranch: integration, baseBranch: base },
     config,
-    { planSha: sha, ...(warning ? { stateBranchWarning: warning } : {}) },
+    { planSha: sha, ...(warning ? { stateBranchWarning: warning } : {}), ...(issues ? { issues } : {}) },
     sha,
   );
   rt.runs.set(runId, { planId, status: "running" });

@@ -28,6 +28,14 @@ export function requireGeminiCli(flag: string): void {
   );
 }
 
+/** Throws a CliError naming how to install an agent CLI (`name`, its `command`, its npm `pkg`) when it is nowhere to be started. */
+export function requireAgentCli(flag: string, name: string, command: string, pkg: string): void {
+  if (searchPath().some((dir) => executable(path.join(dir, command)))) return;
+  throw new CliError(
+    `${flag}: ${name} is not installed (no ${command} command on PATH): install it with npm i -g ${pkg}, or run the demo with the scripted agent (no --agent)`,
+  );
+}
+
 /** Throws a CliError naming how to install Claude Code when `claude` is nowhere to be started. */
 export function requireClaudeCode(flag: string): void {
   if (searchPath().some((dir) => executable(path.join(dir, "claude")))) return;

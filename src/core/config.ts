@@ -9,6 +9,7 @@ import { parse as parseYaml } from "yaml";
 import type { z } from "zod";
 import { problem, type Problem } from "./plan/problem.js";
 import { zodProblems } from "./problems.js";
+import { agentRuleOf } from "./agents.js";
 import { forgeConfigSchema, type ForgeConfig } from "./schemas/config.js";
 
 export const CONFIG_PATH = ".github/forge.yml";
@@ -38,7 +39,10 @@ export function parseYamlConfig<S extends z.ZodType>(file: string, text: string 
   }
   const parsed = schema.safeParse(raw);
   if (parsed.success) return { ok: true, config: parsed.data };
-  return { ok: false, problems: zodProblems(parsed.error, file).map((p) => problem(p, "invalid-frontmatter", p.message)) };
+  return {
+    ok: false,
+    problems: zodProblems(parsed.error, file).map((p) => problem(p, agentRuleOf(p.message) ?? "invalid-frontmatter", p.message)),
+  };
 }
 
 /** `.github/forge.yml` from its text (undefined: there is no such file, so every default). */

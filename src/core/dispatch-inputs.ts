@@ -27,6 +27,9 @@ export interface DispatchContextFile {
   sha: string;
 }
 
+/** Context fields never moved to the file. */
+const INLINE_ALWAYS = new Set(["agent"]);
+
 /**
  * Splits a dispatch's context so that the inputs fit: the context goes inline whole while `base`
  * plus its JSON is within `limit`; otherwise its largest fields move to `spilled` (for the context
@@ -45,7 +48,10 @@ export function splitDispatchContext(
   const inline = { ...context };
   const spilled: Record<string, unknown> = {};
   const size = (key: string) => JSON.stringify(context[key]).length;
-  for (const key of Object.keys(context).sort((a, b) => size(b) - size(a))) {
+  // `agent` stays inline: the job needs its agent before it reads the file (it is short).
+  for (const key of Object.keys(context)
+    .filter((k) => !INLINE_ALWAYS.has(k))
+    .sort((a, b) => size(b) - size(a))) {
     if (length({ ...inline, file }) <= limit) break;
     spilled[key] = inline[key];
     delete inline[key];

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { dispatchAgentSchema } from "./agents.js";
 import { agentTypeSchema, taskStatusSchema } from "./schemas/common.js";
 import { feedbackSchema } from "./feedback.js";
 import { resumeContextSchema } from "./schemas/checkpoint.js";
@@ -37,6 +38,7 @@ export const effectSchema = z.discriminatedUnion("kind", [
       .object({
         refinement: z.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
         answer: z.string().optional().describe("A person's answer or message from /forge retry."),
+        agent: dispatchAgentSchema.optional(),
         feedback: z.array(feedbackSchema).optional().describe("A revision: the feedback it must answer."),
         prNumber: z.number().int().optional().describe("A revision: the PR it revises."),
         resume: resumeContextSchema.optional(),

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { ADAPTERS } from "./schemas/adapters.js";
+import { MAX_AGENTS } from "./agents.js";
 import { liveProgressSchema } from "./live-progress.js";
 import { checkpointSchema } from "./schemas/checkpoint.js";
 import { taskRetryPolicySchema } from "./schemas/retry-policy.js";
@@ -37,6 +39,7 @@ export const planNodeInputSchema = z
     paths: z.array(z.string()).optional(),
     budget: taskBudgetSchema.optional(),
     retryPolicy: taskRetryPolicySchema.optional(),
+    agents: z.array(z.enum(ADAPTERS)).min(1).max(MAX_AGENTS).optional(),
   })
   .strict();
 export type PlanNodeInput = Omit<z.input<typeof planNodeInputSchema>, "agentType"> & { agentType: AgentType };
@@ -134,6 +137,19 @@ const inputs = [
         .describe(
           "The job ended with a step still running: its runner went away (a killed machine), so the attempt is STALE rather than FAILED.",
         ),
+      checkpoint: checkpointSchema
+        .optional()
+        .describe(
+          "The runner's last checkpoint, read at the branch head's checkpoint commit (the job left no result): the executor checks it before a retry resumes from it.",
+        ),
+      checkpointProblem: z
+        .string()
+        .optional()
+        .describe(
+          "The branch head is the attempt's checkpoint commit but holds no valid checkpoint: refused, the next attempt starts fresh.",
+        ),
+      checkpointSha: z.string().optional().describe("The checkpoint commit (the branch head): the head a resumed attempt continues from."),
+      pushedSha: z.string().optional().describe("The checkpoint commit's parent as GitHub reported it: the work the checkpoint must name."),
       blockedBy: z
         .string()
         .max(2000)

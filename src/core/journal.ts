@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { agentTypeSchema, taskBudgetSchema } from "./schemas/common.js";
 import { taskRetryPolicySchema } from "./schemas/retry-policy.js";
+import { ADAPTERS } from "./schemas/adapters.js";
 import { effectSchema } from "./effects.js";
 import { taskStateSchema } from "./task-record.js";
 
@@ -38,6 +39,11 @@ export const planNodeSchema = z
     paths: z.array(z.string()).default([]).describe("Declared file scope (globs), for conflict prediction."),
     budget: taskBudgetSchema.optional().describe("The task's own budget caps, from its front matter."),
     retryPolicy: taskRetryPolicySchema.optional().describe("The task's own retry policy, from its front matter `retry_policy`."),
+    agents: z
+      .array(z.enum(ADAPTERS))
+      .min(1)
+      .optional()
+      .describe("The task's own agents in fallback order, from its front matter `agent` (absent: its kind's, else the config's)."),
     priority: z.number().int().min(0).default(0).describe("Number of nodes downstream of it; ready tasks with more go first."),
   })
   .strict();

@@ -139,6 +139,12 @@ export const taskRecordsDir = (runId: string, taskId: string) => `.forge/runs/${
 export const attemptDir = (runId: string, taskId: string, attempt: number) => `${taskRecordsDir(runId, taskId)}/${attempt}`;
 export const walkthroughPath = (runId: string, taskId: string, attempt: number) => `${attemptDir(runId, taskId, attempt)}/walkthrough.md`;
 export const resultPath = (runId: string, taskId: string, attempt: number) => `${attemptDir(runId, taskId, attempt)}/result.json`;
+/**
+ * The attempt's latest checkpoint on its branch (docs/formats.md#checkpoint): the runner commits it
+ * after each stage, alone in a checkpoint commit whose parent is the head it names, and once more in
+ * the record. The App reads it when the attempt ends with no result.
+ */
+export const checkpointPath = (runId: string, taskId: string, attempt: number) => `${attemptDir(runId, taskId, attempt)}/checkpoint.json`;
 /** The attempt's execution report (docs/formats.md#execution-report), beside its result. */
 export const executionReportPath = (runId: string, taskId: string, attempt: number) =>
   `${attemptDir(runId, taskId, attempt)}/execution-report.md`;
@@ -199,6 +205,8 @@ export const TRAILERS = {
   exit: "Forge-Exit",
   /** A revision of the attempt on its PR (docs/executor.md#iterations); absent on the attempt's first run. */
   iteration: "Forge-Iteration",
+  /** The runner's checkpoint commit after a stage (the stage's name): it adds only the attempt's checkpoint and its agent's conversation. */
+  checkpoint: "Forge-Checkpoint",
 } as const;
 
 /** Inputs of the agent workflow (`workflow_dispatch`), as the App sends them. */

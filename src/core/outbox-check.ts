@@ -52,6 +52,12 @@ export function outboxProblems(journal: Journal, config: ForgeConfig): string[] 
         // A resumed attempt works on the branch of the attempt it continues (docs/executor.md#resuming).
         if (!Array.from({ length: e.attempt }, (_, k) => attemptBranch(e.taskId, k + 1)).includes(e.branch))
           bad(`branch ${e.branch} is not ${attemptBranch(e.taskId, e.attempt)} nor an earlier attempt's`);
+        if (e.kind === "DispatchAgent" && e.context?.agent) {
+          // The agent a dispatch names is the one the journal gave the attempt (docs/executor.md#agent-fallback).
+          const t = journal.tasks.find((x) => x.id === e.taskId);
+          const own = t?.attempts === e.attempt ? t.attempt?.agent : undefined;
+          if (own !== e.context.agent.adapter) bad(`it names the agent ${e.context.agent.adapter}, not the attempt's (${own ?? "none"})`);
+        }
         break;
       case "SpawnFollowup":
         if (e.branch !== attemptBranch(e.followupId, 1)) bad(`branch ${e.branch} is not ${attemptBranch(e.followupId, 1)}`);

@@ -219,6 +219,7 @@ export const attemptRecordSchema = z
     answeredHeads: z.array(z.string()).optional().describe("Heads whose failing checks a fix revision already took."),
     reviewIterations: z.number().int().min(0).optional().describe("Revisions started by reviews or `/forge fix`."),
     ciFixes: z.number().int().min(0).optional().describe("Revisions started by failing required checks."),
+    agent: z.enum(ADAPTERS).optional().describe("The agent (adapter) the attempt runs on, as its dispatch told its job."),
     resumed: resumePointSchema
       .omit({ branch: true, prNumber: true, priorRunId: true, session: true })
       .optional()
@@ -241,9 +242,20 @@ export const nextAttemptSchema = z
       .string()
       .optional()
       .describe("Why the next attempt starts fresh although the retry policy would resume it (a refused checkpoint, say)."),
+    switched: z
+      .object({
+        from: z.enum(ADAPTERS).describe("The agent of the attempt that ended."),
+        reason: z.string().describe("Why the next attempt goes to the next agent of the list."),
+      })
+      .strict()
+      .optional()
+      .describe("The next attempt goes to another agent than the last one's (docs/executor.md#agent-fallback)."),
   })
   .strict();
 export type NextAttempt = z.infer<typeof nextAttemptSchema>;
+
+/** Attempts whose agent a task record remembers. */
+export const AGENT_HISTORY = 20;
 
 /** The state of one task. `tasks[i]` belongs to `plan.nodes[i]`. */
 export const taskStateSchema = z
@@ -281,6 +293,26 @@ export const taskStateSchema = z
     agentMs: z.number().int().min(0).optional().describe("Time the task's agents worked, over its finished attempts (milliseconds)."),
     budgetExtraUsd: z.number().min(0).optional().describe("Dollars added to the task's budget by /forge budget <task> +<amount>."),
     approved: z.boolean().optional().describe("A person approved this refinery's merge (refinery_approval)."),
+    fallback: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        "The position in the task's agent list of the agent its next attempts go to (absent: the first): moved on by a usage limit or a provider failure.",
+      ),
+    agents: z
+      .array(
+        z
+          .object({
+            attempt: z.number().int().min(1).describe("The attempt."),
+            agent: z.enum(ADAPTERS).describe("The agent (adapter) it ran on."),
+            why: z.string().optional().describe("Why it ran on another agent than the attempt before it."),
+          })
+          .strict(),
+      )
+      .optional()
+      .describe(`Which agent each attempt ran on, oldest first (the latest ${AGENT_HISTORY} kept).`),
     attempt: attemptRecordSchema
       .optional()
       .describe("The current attempt: from its dispatch until the task is retried (absent while the task is PENDING)."),

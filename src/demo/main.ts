@@ -29,12 +29,12 @@ async function cli(argv: string[]): Promise<number> {
   });
   if (values.help) {
     process.stdout.write(
-      "Usage: forge demo [--agent scripted|claude|gemini] [--plan <dir>] [--out <dir>] [--runners <n>] [--timeout <seconds>] [--latency none|github] [--json]\n",
+      "Usage: forge demo [--agent scripted|claude|gemini|opencode|qwen] [--plan <dir>] [--out <dir>] [--runners <n>] [--timeout <seconds>] [--latency none|github] [--json]\n",
     );
     return 0;
   }
-  if (values.agent !== "scripted" && values.agent !== "claude" && values.agent !== "gemini") {
-    process.stderr.write(`forge demo: --agent must be scripted, claude or gemini, not ${values.agent}\n`);
+  if (!["scripted", "claude", "gemini", "opencode", "qwen"].includes(values.agent)) {
+    process.stderr.write(`forge demo: --agent must be scripted, claude, gemini, opencode or qwen, not ${values.agent}\n`);
     return 2;
   }
   if (!isLatencyProfileName(values.latency)) {

@@ -37,6 +37,8 @@ const AGENT_LINE: Record<DemoAgent, string> = {
   scripted: "the scripted agent",
   claude: "the real Claude Code CLI against the scripted model server",
   gemini: "the real Gemini CLI against the scripted Gemini API server",
+  opencode: "the real opencode CLI against the scripted Chat Completions server",
+  qwen: "the real Qwen Code CLI against the scripted Chat Completions server",
 };
 import { agentJobsDone, waitForTheEnd } from "./watch.js";
 
@@ -150,13 +152,14 @@ export class DemoRun {
   }
 
   async close(): Promise<void> {
-    const { app, sim, executor, ciExecutor, model, gemini } = this.services;
+    const { app, sim, executor, ciExecutor, model, gemini, chat } = this.services;
     await app?.close().catch(() => undefined);
     await sim?.close().catch(() => undefined);
     executor?.dispose();
     ciExecutor?.dispose();
     await model?.close().catch(() => undefined);
     await gemini?.close().catch(() => undefined);
+    await chat?.close().catch(() => undefined);
     if (process.env.FORGE_DEMO_DEBUG) process.stderr.write(`forge demo: job workspaces kept in ${this.scratch}\n`);
     else rmSync(this.scratch, { recursive: true, force: true });
   }

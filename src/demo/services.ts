@@ -16,6 +16,8 @@ import { createSimExecutor, type SimExecutor } from "../local-github/runner/sim-
 import { createSim, type Sim } from "../local-github/server.js";
 import { demoClaudeScript, type CaptainAnswer } from "./claude-script.js";
 import { demoGeminiScript } from "./gemini-script.js";
+import { demoChatScript } from "./chat-script.js";
+import { offlineChatEnv, startChatServer, type ChatServer } from "../fake-agents/chat/index.js";
 import { offlineGeminiEnv, startGeminiServer, type GeminiServer } from "../fake-agents/gemini/index.js";
 import { DEMO_OWNER, DEMO_REPO, FULL, ISOLATION, PERSON, projectFiles } from "./project.js";
 import type { DemoRun } from "./run.js";
@@ -42,6 +44,7 @@ export interface Services {
   ciExecutor?: SimExecutor;
   model?: ModelServer;
   gemini?: GeminiServer;
+  chat?: ChatServer;
 }
 
 /** The local GitHub, and the Forge App registered on it as a real server receiving signed webhooks. */
@@ -106,6 +109,9 @@ export async function startGitHubAndApp(run: DemoRun): Promise<{ sim: Sim; appId
   return { sim, appId: registered.id };
 }
 
+/** The model each real CLI is configured with (opencode gives gpt-* models apply_patch in place of write and edit). */
+const DEMO_MODEL: Partial<Record<string, string>> = { gemini: "gemini-2.5-flash", opencode: "forge-coder" };
+
 /** The demo repository: the project, Forge's agent workflow and configuration; the App installed on it. */
 export async function createRepository(run: DemoRun, sim: Sim, appId: number): Promise<void> {
   // The template's agent workflow, pushing with the machine user's token so the project's CI runs
@@ -123,7 +129,7 @@ export async function createRepository(run: DemoRun, sim: Sim, appId: number): P
     "# A task PR merges once the project's CI job `check` passes on its head; its failure starts a fix revision.\nrequired_checks: [check]\n";
   const agentConfig =
     run.agent !== "scripted"
-      ? `agent:\n  adapter: ${run.agent}\n${run.agent === "gemini" ? "  model: gemini-2.5-flash\n" : ""}  max_turns: 12\n  isolation: ${ISOLATION}\nheartbeat_interval_seconds: 10\nstale_threshold_seconds: 60\n${requiredChecks}`
+      ? `agent:\n  adapter: ${run.agent}\n${DEMO_MODEL[run.agent] ? `  model: ${DEMO_MODEL[run.agent]}\n` : ""}  max_turns: 12\n  isolation: ${ISOLATION}\nheartbeat_interval_seconds: 10\nstale_threshold_seconds: 60\n${requiredChecks}`
       : `agent:\n  adapter: command\n  isolation: ${ISOLATION}\n  command: ${JSON.stringify(`node ${shellQuote(scriptedAgent)} --plan ${shellQuote(run.stages.dir)}`)}\n# A silent agent is stopped as stalled after 15 s (3 missed beats): the demo's stalled attempt is not a long wait.\nheartbeat_interval_seconds: 5\nstale_threshold_seconds: 15\n${requiredChecks}# Each attempt may spend $1; a person raises a task's budget with /forge budget <task> +<dollars>.\nbudgets: { attempt_usd: 1 }\n`;
   const config = `# Forge configuration of the demo repository (see Forge's README for every field).\nmax_parallel_agents: 4\n# Retry a failed attempt at once (the default backs off 2 s, 4 s, …).\nretry_backoff: { base_seconds: 0, max_seconds: 0 }\n${agentConfig}`;
   // Types 1 and 3 and the refineries: one session does everything (src/agent's "single" stage); with
@@ -180,6 +186,12 @@ export async function startRunners(run: DemoRun, sim: Sim, user: Octokit): Promi
       { maxAttempts: 3 },
     );
     run.view.line(`        scripted Gemini API server ${gemini.url} (Gemini CLI's GOOGLE_GEMINI_BASE_URL)`);
+  } else if (run.agent === "opencode" || run.agent === "qwen") {
+    const chat = (run.services.chat = await startChatServer({ script: demoChatScript(run.agent, 12, captain) }));
+    const home = path.join(scratch, "home");
+    mkdirSync(home, { recursive: true });
+    env = offlineChatEnv(chat.url, home, { PATH: `${path.join(ROOT, "node_modules", ".bin")}${path.delimiter}${process.env.PATH ?? ""}` });
+    run.view.line(`        scripted Chat Completions server ${chat.url} (the job's OPENAI_BASE_URL)`);
   }
   mkdirSync(path.join(scratch, "runners"), { recursive: true });
   const executor = (run.services.executor = createSimExecutor({

@@ -5,13 +5,15 @@ import type { CiRuns } from "./ci-runs.js";
 import type { DemoLoop } from "./loop.js";
 import type { DemoFeedback } from "./review.js";
 
-export type DemoAgent = "scripted" | "claude" | "gemini";
+export type DemoAgent = "scripted" | "claude" | "gemini" | "opencode" | "qwen";
 
 /** How the live view and the report name each agent. */
 export const DEMO_AGENT_LABEL: Record<DemoAgent, string> = {
   scripted: "scripted agent",
   claude: "Claude Code CLI (scripted model server)",
   gemini: "Gemini CLI (scripted Gemini API server)",
+  opencode: "opencode (scripted Chat Completions server)",
+  qwen: "Qwen Code (scripted Chat Completions server)",
 };
 
 export interface DemoOptions {

@@ -9,6 +9,7 @@ import { ProbotOctokit, type Probot } from "probot";
 import { instrument, isContentCreating, pathOf, type CallStats, type RequestTiming } from "./instrument.js";
 import { GITHUB_PACE, Pacer, type PaceLimits } from "./pacing.js";
 import { OctokitPort, type Octokit } from "./octokit-port.js";
+import { OctokitIssuesPort } from "./octokit-issue-tree.js";
 import { rateLimitWaitMs } from "./octokit-rest.js";
 import type { GitHubPort } from "./port.js";
 
@@ -138,7 +139,7 @@ export async function installationPort(
     const { method, path } = pathOf(octokit, o);
     return pacer.run(isContentCreating(`${method} ${path}`), send);
   });
-  return new OctokitPort(octokit, owner, repo, async () => {
+  return new OctokitIssuesPort(octokit, owner, repo, async () => {
     const slug = await appSlug(app);
     return slug ? `${slug}[bot]` : undefined;
   });

@@ -140,3 +140,9 @@ export function checksFailedInput(
     details: bounded(details, FEEDBACK_LIMITS.details),
   };
 }
+
+/** Failures on a merge group (the merge queue's test of a pull request merged onto its base's tip), as the agent reads them: there, not on the pull request's own head. */
+export function onGroup(failing: readonly FailingCheck[], group: string, base: string): FailingCheck[] {
+  const where = `Failed in the merge queue: on merge group ${group.slice(0, 7)}, this pull request merged onto the tip of ${base} (the checks of the pull request's own head passed).`;
+  return failing.map((c) => ({ ...c, summary: `${where}\n\n${c.summary}` }));
+}

@@ -163,7 +163,7 @@ export function mergeBlocker(
   };
   const retry = "then a writer comments `/forge retry`";
   if (types.includes("merge_queue"))
-    return `${describeRules(["merge_queue"], rules)} on ${on} requires merges through GitHub's merge queue, which Forge cannot use yet ("${text}"). ${cap(mergeRemedy(["merge_queue"], branch))}, ${retry}.`;
+    return `${describeRules(["merge_queue"], rules)} on ${on} requires merges through GitHub's merge queue, and the queue did not take this pull request ("${text}"). ${cap(mergeRemedy(["merge_queue"], branch))}, ${retry}.`;
   const approvals = /At least (\d+) approving reviews? (?:is|are) required/i.exec(text);
   if (approvals)
     return `required approvals on ${on}${held("pull_request")}: GitHub wants ${approvals[1]} approving review${approvals[1] === "1" ? "" : "s"} of the pull request's head by people with write access ("${text}"). A person with write access approves the pull request (Forge then merges it), or an administrator lowers the branch's required approvals and comments \`/forge retry\`.`;

@@ -10,6 +10,7 @@ import { readCiChecks, type CiChecks } from "./ci-checks.js";
 import { protectionContexts } from "./required-checks.js";
 import { mergePull, readBranchRules, readRulesetName, type BranchRule, type MergeMethod } from "./merge-rules.js";
 import { readEndedJobs } from "./rule-refusals.js";
+import { mergeQueuePort, type MergeQueuePort } from "./merge-queue.js";
 import { webUrlOf } from "./web-url.js";
 import {
   ConflictError,
@@ -44,6 +45,7 @@ export const READ_FILES_BATCH = 100;
 
 export class OctokitPort implements GitHubPort {
   readonly #octokit: Octokit;
+  readonly queue: MergeQueuePort;
   #repositoryInfo: { defaultBranch: string; id: number } | undefined;
   #repositoryId: number | undefined;
 
@@ -57,6 +59,7 @@ export class OctokitPort implements GitHubPort {
     readonly webUrl: string = webUrlOf(octokit.request?.endpoint?.DEFAULTS?.baseUrl ?? "https://api.github.com"),
   ) {
     this.#octokit = octokit;
+    this.queue = mergeQueuePort(octokit, { owner, repo });
   }
 
   /** Whom a marker is looked for from: the App's own login, or anyone when it is not known. */
@@ -93,14 +96,11 @@ export class OctokitPort implements GitHubPort {
     return this.#repositoryId ?? (this.#repositoryId = (await this.#repository()).id);
   }
 
-  knowRepositoryId(id: number): void {
-    this.#repositoryId = id;
-  }
+  knowRepositoryId = (id: number): void => void (this.#repositoryId = id);
 
   async branchHead(branch: string): Promise<string | null> {
     try {
-      const { data } = await this.#octokit.rest.git.getRef({ ...this.#r, ref: `heads/${branch}` });
-      return data.object.sha;
+      return (await this.#octokit.rest.git.getRef({ ...this.#r, ref: `heads/${branch}` })).data.object.sha;
     } catch (e) {
       if (statusOf(e) === 404) return null;
       throw wrap("git.getRef", e);
@@ -279,8 +279,7 @@ export class OctokitPort implements GitHubPort {
 
   async getWorkflowRun(id: number): Promise<WorkflowRunInfo | null> {
     try {
-      const { data } = await this.#octokit.rest.actions.getWorkflowRun({ ...this.#r, run_id: id });
-      return runInfo(data);
+      return runInfo((await this.#octokit.rest.actions.getWorkflowRun({ ...this.#r, run_id: id })).data);
     } catch (e) {
       if (statusOf(e) === 404) return null;
       throw wrap("actions.getWorkflowRun", e);

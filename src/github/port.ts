@@ -3,6 +3,7 @@
  * this interface only; `octokit-port.ts` implements it over Octokit (real GitHub, GitHub Enterprise
  * Server, or the local GitHub in src/local-github). Errors are `GitHubError` with the HTTP status kept.
  */
+import type { MergeQueuePort } from "./merge-queue.js";
 import type { CiChecks } from "./ci-checks.js";
 import type { BranchUpdateResult } from "./branch-update.js";
 import type { BranchRule } from "./merge-rules.js";
@@ -131,11 +132,26 @@ export interface EndedJobs {
   errors: string[];
 }
 
+/** An issue as a sub-issue or dependency list shows it. */
+export interface LinkedIssue {
+  /** Its id (what sub-issue and dependency requests name it by), not its number. */
+  id: number;
+  number: number;
+  title: string;
+  body: string;
+  state: "open" | "closed";
+  labels: string[];
+  /** An issue of this port's repository (a sub-issue or a blocker may be in another of the owner's). */
+  sameRepo: boolean;
+}
+
 export interface GitHubPort {
   readonly owner: string;
   readonly repo: string;
   /** The web root of the GitHub this port talks to (https://github.com, a GHES host, the local GitHub): links Forge writes go there. */
   readonly webUrl: string;
+  /** The merge queue and auto-merge (GraphQL only: ./merge-queue.ts). */
+  readonly queue: MergeQueuePort;
 
   defaultBranch(): Promise<string>;
   /** The repository's id (what webhook payloads and workflow runs name it by). */
@@ -237,6 +253,20 @@ export interface GitHubPort {
    * `updated_at` moves with every comment too.
    */
   issueAsEdited(number: number): Promise<{ title: string; body: string; lastEditedAt: string | null }>;
+  /** An issue's sub-issues in GitHub's order (`GET …/issues/{n}/sub_issues`, 100 at most). Optional: a port without it has no issue trees. */
+  subIssues?(issue: number): Promise<LinkedIssue[]>;
+  /** The issues that block an issue (`GET …/issues/{n}/dependencies/blocked_by`, the first 100). */
+  blockedBy?(issue: number): Promise<LinkedIssue[]>;
+  /**
+   * `files` (path → text) as one commit on top of `from`, and `branch` created at it (git trees,
+   * commits and refs: three calls however many files). False when `branch` already exists.
+   */
+  commitFiles?(
+    branch: string,
+    from: string,
+    files: ReadonlyMap<string, string>,
+    message: string,
+  ): Promise<{ created: boolean; sha: string }>;
   createComment(issue: number, body: string): Promise<number>;
   /** The id of a comment on `issue` whose body holds `marker`, if one exists (the App's own, when it knows its login). */
   findComment(issue: number, marker: string): Promise<number | null>;

@@ -32,9 +32,15 @@ export interface EmitOptions {
  * The permission an App needs to hear an event, where GitHub documents one that Forge's simulator
  * enforces: "To subscribe to this event, a GitHub App must have at least read-level access for the
  * "Checks" permission" (`check_run`, `check_suite`) and "… for the "Commit statuses" repository
- * permission" (`status`) — docs.github.com/webhooks/webhook-events-and-payloads.
+ * permission" (`status`), "Merge queues" (`merge_group`) — docs.github.com/webhooks/webhook-events-and-payloads.
  */
-const EVENT_PERMISSION: Record<string, string> = { check_run: "checks", check_suite: "checks", status: "statuses" };
+const EVENT_PERMISSION: Record<string, string> = {
+  check_run: "checks",
+  check_suite: "checks",
+  status: "statuses",
+  // "… at least read-level access for the "Merge queues" repository permission" (`merge_group`).
+  merge_group: "merge_queues",
+};
 
 /**
  * Whether an installation hears `event`: it subscribed to it and has the permission it needs — write

@@ -50,6 +50,12 @@ describe("the models of a walkthrough in the PR body", () => {
 });
 
 describe("the walkthrough as a PR body", () => {
+  it("names the task's issue, so GitHub links the PR and the issue; a task without one has no row", () => {
+    const input = { title: "forge(t1): Routes", frontmatter: fm, body: "Done.", walkthroughUrl: url, baseBranch: "main", exitCode: 0 };
+    expect(renderPrBody({ ...input, issue: 12 })).toContain("| Run | `r1` |\n| Issue | #12 |\n| Attempt | 1 |");
+    expect(renderPrBody(input)).not.toContain("| Issue |");
+  });
+
   it("renders the frontmatter as tables, tests as a table, risks and follow-ups as lists", () => {
     const body = renderPrBody({
       title: "forge(t1): Routes",

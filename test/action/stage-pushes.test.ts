@@ -119,14 +119,55 @@ describe("progress pushes", () => {
     expect(report.exitCode, report.result.error).toBe(0);
     expect(report.progressPushes).toBe(2);
     const subjects = sh(w.origin, ["log", "--format=%s", `refs/heads/${w.branch}`]).split("\n");
-    expect(subjects.slice(0, 3)).toEqual([
+    // Each stage's work, and its checkpoint commit on top, which adds only record files (docs/runner.md#progress-pushes).
+    expect(subjects.slice(0, 5)).toEqual([
       "forge(t1): record attempt 1 (exit 0: success)",
+      "forge(t1): checkpoint after stage walkthrough",
       "forge(t1): work after stage walkthrough",
+      "forge(t1): checkpoint after stage implement",
       "forge(t1): work after stage implement",
     ]);
     expect(report.workSha).toBe(sh(w.origin, ["rev-parse", `refs/heads/${w.branch}~1`]));
+    const dir = attemptDir(RUN, "t1", 1);
+    expect(
+      sh(w.origin, ["diff-tree", "--no-commit-id", "--name-only", "-r", `refs/heads/${w.branch}~3`])
+        .split("\n")
+        .sort(),
+    ).toEqual([`${dir}/agent/progress-notes.md`, `${dir}/checkpoint.json`]);
   });
 
+  it("a stage session past its own time limit (timeouts.stage_minutes) is stopped and tried once more; its work so far stays and is pushed", async () => {
+    const w = world_({ files: { ".forge/stages.yml": '"1": [implement, walkthrough]\n' } });
+    const tries = path.join(w.dir, "implement-tries");
+    // The first implement session keeps busy (output, so the job's liveness checks see a live agent) past its limit.
+    const script = [
+      `case "$FORGE_SPAWN_NAME" in`,
+      `  implement) echo x >> ${tries}; echo half > half.txt; echo stage one > one.txt`,
+      `    if [ "$(wc -l < ${tries})" -lt 2 ]; then while :; do echo working; sleep 0.1; done; fi ;;`,
+      `  implement-retry) echo x >> ${tries}; echo done > one.txt ;;`,
+      `  *) echo two > two.txt`,
+      `${WALKTHROUGH()}`,
+      `  ;;`,
+      `esac`,
+    ].join("\n");
+    const agent = stagesAgent(script, { stageTimeoutMs: 2_500 });
+    const report = await job(w, agent, "t1");
+    if (report.kind !== "attempt") throw new Error(report.kind);
+    expect(report.exitCode, report.result.error).toBe(0);
+    const manifest = JSON.parse(w.show(report.headSha, `${attemptDir(RUN, "t1", 1)}/manifest.json`)!) as {
+      stages: Array<{ name: string; attempts: number; session_dirs: string[] }>;
+    };
+    expect(manifest.stages.map((st) => [st.name, st.attempts])).toEqual([
+      ["implement", 2],
+      ["walkthrough", 1],
+    ]);
+    expect(manifest.stages[0]!.session_dirs).toEqual(["stages/01-implement", "stages/02-implement-retry"]);
+    expect(w.show(report.headSha, "half.txt")).toBe("half\n");
+    expect(w.show(report.headSha, "one.txt")).toBe("done\n");
+  });
+});
+
+describe("the task sentinel", () => {
   it("the task sentinel runs by default after the task's own stages: it catches what they missed, the fix is pushed, result.json has its verdict", async () => {
     const w = world_({ files: { ".forge/stages.yml": '"1": [implement, walkthrough]\n' } });
     const report_ = (file: string, text: string) =>
@@ -161,37 +202,11 @@ describe("progress pushes", () => {
       ["sentinel", "success"],
     ]);
     const subjects = sh(w.origin, ["log", "--format=%s", `refs/heads/${w.branch}`]).split("\n");
-    expect(subjects.slice(0, 2)).toEqual(["forge(t1): record attempt 1 (exit 0: success)", "forge(t1): work after stage sentinel"]);
-  });
-
-  it("a stage session past its own time limit (timeouts.stage_minutes) is stopped and tried once more; its work so far stays and is pushed", async () => {
-    const w = world_({ files: { ".forge/stages.yml": '"1": [implement, walkthrough]\n' } });
-    const tries = path.join(w.dir, "implement-tries");
-    // The first implement session keeps busy (output, so the job's liveness checks see a live agent) past its limit.
-    const script = [
-      `case "$FORGE_SPAWN_NAME" in`,
-      `  implement) echo x >> ${tries}; echo half > half.txt; echo stage one > one.txt`,
-      `    if [ "$(wc -l < ${tries})" -lt 2 ]; then while :; do echo working; sleep 0.1; done; fi ;;`,
-      `  implement-retry) echo x >> ${tries}; echo done > one.txt ;;`,
-      `  *) echo two > two.txt`,
-      `${WALKTHROUGH()}`,
-      `  ;;`,
-      `esac`,
-    ].join("\n");
-    const agent = stagesAgent(script, { stageTimeoutMs: 2_500 });
-    const report = await job(w, agent, "t1");
-    if (report.kind !== "attempt") throw new Error(report.kind);
-    expect(report.exitCode, report.result.error).toBe(0);
-    const manifest = JSON.parse(w.show(report.headSha, `${attemptDir(RUN, "t1", 1)}/manifest.json`)!) as {
-      stages: Array<{ name: string; attempts: number; session_dirs: string[] }>;
-    };
-    expect(manifest.stages.map((st) => [st.name, st.attempts])).toEqual([
-      ["implement", 2],
-      ["walkthrough", 1],
+    expect(subjects.slice(0, 3)).toEqual([
+      "forge(t1): record attempt 1 (exit 0: success)",
+      "forge(t1): checkpoint after stage sentinel",
+      "forge(t1): work after stage sentinel",
     ]);
-    expect(manifest.stages[0]!.session_dirs).toEqual(["stages/01-implement", "stages/02-implement-retry"]);
-    expect(w.show(report.headSha, "half.txt")).toBe("half\n");
-    expect(w.show(report.headSha, "one.txt")).toBe("done\n");
   });
 });
 

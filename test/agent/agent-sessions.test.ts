@@ -87,6 +87,33 @@ describe("carrying a conversation", () => {
   });
 });
 
+describe("carrying a conversation of Qwen Code and opencode", () => {
+  it("carries Qwen Code's chat file out of its QWEN_HOME and puts it back in another home's project folder", async () => {
+    const qwenHome = temp();
+    const cwd = "/work/repo";
+    const chats = path.join(qwenHome, "projects", "-work-repo", "chats");
+    mkdirSync(chats, { recursive: true });
+    writeFileSync(path.join(chats, `${ID}.jsonl`), `${JSON.stringify({ type: "user", message: { parts: [{ text: `hi ${SECRET}` }] } })}\n`);
+    writeFileSync(path.join(qwenHome, "settings.json"), JSON.stringify({ security: { auth: { apiKey: SECRET } } }));
+    const sessionDir = temp();
+    const carried = await carrySession("qwen", { QWEN_HOME: qwenHome }, ID, sessionDir, masker());
+    expect(readdirSync(path.join(sessionDir, AGENT_SESSION_DIR))).toEqual([`qwen-${ID}.jsonl`]);
+    expect(readFileSync(carried.file!, "utf8")).toContain('"hi ***"');
+    const other = temp();
+    expect(await restoreSession("qwen", readFileSync(carried.file!), path.basename(carried.file!), { QWEN_HOME: other }, cwd, ID)).toBe(
+      path.join(other, "projects", "-work-repo", "chats", `${ID}.jsonl`),
+    );
+  });
+
+  it("carries nothing of opencode, whose conversations are in a database: the attempt says why", async () => {
+    const home = temp();
+    expect(await carrySession("opencode", { HOME: home }, "ses_abc", temp(), masker())).toEqual({
+      why: "the CLI left no conversation file",
+    });
+    expect(await restoreSession("opencode", Buffer.from("{}"), "x", { HOME: home }, "/w", "ses_abc")).toBeUndefined();
+  });
+});
+
 describe("the record of a session folder", () => {
   it("leaves out every agent session's own home and temp folder, and keeps a carried conversation whole", async () => {
     const from = temp();

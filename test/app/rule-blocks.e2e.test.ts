@@ -3,8 +3,8 @@
  * and #merging-under-the-repositorys-rules), on the local GitHub over real HTTP with signed webhooks:
  * a job's push refused by a rule (file_path_restriction) stops the task — held, not retried — and
  * its reason (the rule, its ruleset, the branch, what was found, what a person can do) is on the
- * tracker within a minute of the job's end; a merge refused by a merge queue rule names it. Once
- * the rule is fixed, `/forge retry` carries on and the plan completes.
+ * tracker within a minute of the job's end. Once the rule is fixed, `/forge retry` carries on and
+ * the plan completes. A merge queue rule refuses nothing: Forge merges through the queue.
  */
 import { Octokit } from "@octokit/rest";
 import { afterEach, describe, expect, it } from "vitest";
@@ -122,11 +122,11 @@ describe("a rule of the repository stops Forge, and Forge says why", () => {
   );
 
   it(
-    "a merge refused by the merge queue rule: the PR and the tracker name the rule and its ruleset; with the App on the bypass list, /forge retry merges",
+    "a merge queue rule: no refusal to name any more — Forge enqueues the task's PR and it merges through the queue, with nothing waiting for a person",
     T,
     async () => {
       h = await startHarness((): Script => ({ kind: "success" }));
-      const id = await ruleset(h, {
+      await ruleset(h, {
         name: "queue",
         conditions: { ref_name: { include: ["refs/heads/forge/*/_integration"], exclude: [] } },
         rules: [
@@ -145,41 +145,16 @@ describe("a rule of the repository stops Forge, and Forge says why", () => {
         ],
       });
       await h.pushFiles(planFiles("mini", { a: [] }), "Add plan");
-      const blocked = await h.waitFor((x) => task(x, "a").attempt?.revision.waiting !== undefined);
-      const waiting = task(blocked, "a").attempt!.revision.waiting!;
-      expect(task(blocked, "a").status).toBe("MERGE_READY");
-      expect(waiting).toContain('the `merge_queue` rule of ruleset "queue" on `forge/');
-      expect(waiting).toContain("which Forge cannot use yet");
-      expect(waiting).toContain("Changes must be made through the merge queue");
-      expect(waiting).toContain("bypass list");
-      const pr = task(blocked, "a").attempt!.prNumber!;
-      const comments = await h.whileWaiting(
-        eventually(
-          async () =>
-            (await h!.user.rest.issues.listComments({ owner: OWNER, repo: REPO, issue_number: pr })).data.map((c) => c.body ?? ""),
-          (c) => c.some((b) => b.includes("Forge cannot merge")),
-        ),
-      );
-      expect(comments.filter((b) => b.includes("Forge cannot merge"))).toHaveLength(1);
-      expect(comments.find((b) => b.includes("Forge cannot merge"))).toContain("`merge_queue` rule");
-      const tracker = await h.whileWaiting(
-        eventually(
-          () => trackerBody(h!),
-          (b) => b.includes("merge_queue"),
-        ),
-      );
-      expect(tracker).toContain("waiting for a person: GitHub refuses the merge: the `merge_queue` rule");
-      // An administrator puts the Forge App on the ruleset's bypass list; a writer retries.
-      const admin = new Octokit({ baseUrl: h.sim.apiUrl, auth: h.sim.control.userToken(OWNER) });
-      await admin.rest.repos.updateRepoRuleset({
-        owner: OWNER,
-        repo: REPO,
-        ruleset_id: id,
-        bypass_actors: [{ actor_id: h.appId, actor_type: "Integration", bypass_mode: "always" }],
-      });
-      await h.user.rest.issues.createComment({ owner: OWNER, repo: REPO, issue_number: pr, body: "/forge retry a" });
       const j = await h.waitFor((x) => x.status === "completed");
       expect(task(j, "a").status).toBe("MERGED");
+      expect(task(j, "a").attempt!.revision.waiting).toBeUndefined();
+      const pr = task(j, "a").attempt!.prNumber!;
+      const dequeued = h.sim.control.deliveries({ event: "pull_request", action: "dequeued" });
+      expect(dequeued.map((d) => (d.payload as { reason: string; number: number }).reason)).toContain("MERGE");
+      const comments = (await h.user.rest.issues.listComments({ owner: OWNER, repo: REPO, issue_number: pr })).data.map(
+        (c) => c.body ?? "",
+      );
+      expect(comments.filter((b) => b.includes("Forge cannot merge"))).toEqual([]);
       expect(h.sim.violations).toEqual([]);
     },
   );

@@ -11,6 +11,7 @@ import { completeChangeRequest } from "../../src/agent/change-request.js";
 import { attemptDir, executionReportPath, resultPath, TRAILERS, walkthroughPath } from "../../src/core/layout.js";
 import type { AgentResult } from "../../src/core/schemas/agent-result.js";
 import type { DispatchedRun, DispatchHandler } from "../../src/local-github/workflows/index.js";
+import { pushStageCheckpoint, type StageCheckpoint } from "./scripted-checkpoint.js";
 
 export type Script =
   | {
@@ -46,8 +47,7 @@ export type Script =
     }
   /** The job's step fails and the job ends without a result (nothing pushed). */
   | { kind: "lost" }
-  /** The runner machine dies mid-step: GitHub fails the job later, its "Run Forge" step left unfinished. */
-  | { kind: "killed" }
+  | { kind: "killed"; afterStage?: StageCheckpoint } // the runner dies mid-step (after a stage's push): its "Run Forge" step left unfinished
   | { kind: "rate_limited"; untilMs: number }
   | { kind: "never_start" }
   /** A Captain: commit files on its branch and open a PR to `base` (no record commit). */
@@ -196,7 +196,6 @@ async function runJob(
   const trailers = (exit: number) =>
     `\n\n${TRAILERS.run}: ${runId}\n${TRAILERS.task}: ${taskId}\n${TRAILERS.attempt}: ${attempt}\n${TRAILERS.agent}: scripted\n${TRAILERS.exit}: ${exit}` +
     (iteration ? `\n${TRAILERS.iteration}: ${iteration}` : "");
-
   let exitCode = 0;
   const result: Partial<AgentResult> = {};
   let walkthrough: string | undefined;
@@ -319,6 +318,7 @@ async function endsEarly(d: DispatchedRun, gh: Octokit, owner: string, repo: str
   }
   if (script.kind === "killed") {
     d.step("agent", 1, "in_progress");
+    if (script.afterStage) await pushStageCheckpoint(gh, d, script.afterStage);
     d.completeJob("agent", "failure");
     d.complete();
     return true;

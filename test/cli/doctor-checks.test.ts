@@ -93,7 +93,7 @@ jobs:
     ]);
   });
 
-  it("a merge queue on the integration branch: Forge cannot merge, merges wait for a person", async () => {
+  it("a merge queue on the integration branch: Forge merges through it, slower", async () => {
     const repo = await ready();
     await ruleset(
       repo,
@@ -116,7 +116,7 @@ jobs:
     );
     const r = await doctor(repo);
     expect(summary(r.warnings)).toEqual([`${INTEGRATION} merge_queue warns`]);
-    expect(r.warnings[0]!.effect).toBe("merge queue required: Forge cannot merge; merges wait for a person");
+    expect(r.warnings[0]!.effect).toMatch(/^merge queue required: Forge merges each task through the queue .*must run on merge_group$/);
     expect(r.warnings[0]!.fix).toMatch(/^exclude refs\/heads\/forge\/\*\/_integration from ruleset "queue"/);
     // On the default branch the queue only holds the final pull request, which a person merges.
     expect(r.checks.find((c) => c.id === "branches")!.notes).toContain(

@@ -21,6 +21,24 @@ describe(".github/forge.yml from its text", () => {
     expect(read.problems[0]!.message).toMatch(/^not valid YAML: /);
   });
 
+  it("takes an agent per kind, and names an unknown agent or a model the kind's agent cannot take with their rules", () => {
+    const good = parseConfigText('agent:\n  kinds:\n    refinery: { agent: codex, model: high }\n    "1": { agent: [gemini, claude] }\n');
+    expect(good).toMatchObject({
+      ok: true,
+      config: { agent: { kinds: { refinery: { agent: "codex", model: "high" }, "1": { agent: ["gemini", "claude"] } } } },
+    });
+    const read = parseConfigText(
+      'agent:\n  kinds:\n    refinery: { agent: "./evil.sh" }\n    "2": { agent: [claude, codex], model: gpt-5.5 }\n    captain_x: {}\n',
+    );
+    expect(read.ok).toBe(false);
+    if (read.ok) return;
+    expect(read.problems.map((p) => [p.field, p.rule]).sort()).toEqual([
+      ["agent.kinds.2.model", "model-not-for-agent"],
+      ["agent.kinds.captain_x", "invalid-frontmatter"],
+      ["agent.kinds.refinery.agent", "unknown-agent"],
+    ]);
+  });
+
   it("names the field the schema refuses, unknown fields included", () => {
     const read = parseConfigText("heartbeat_interval_seconds: -1\nagent:\n  max_turns: 0\nmood: great\n");
     expect(read.ok).toBe(false);

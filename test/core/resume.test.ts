@@ -116,6 +116,36 @@ describe("a retry that resumes", () => {
     expect(status(silent.journal, "a").attempt).toMatchObject({ branch: branch(1), resumed: { reason: "stale", fromAttempt: 1 } });
   });
 
+  it("after a runner that died between stages: from the checkpoint commit its last progress push left, checked as result.json's", () => {
+    const cpCommit = sha("a/1 checkpoint after implement");
+    for (const runnerLost of [true, false]) {
+      const lost: LeafInput = {
+        kind: "agent.lost",
+        taskId: "a",
+        attempt: 1,
+        workflowRunId: 101,
+        reason: "runner gone",
+        runnerLost,
+        checkpoint: checkpoint(),
+        checkpointSha: cpCommit,
+        pushedSha: work,
+      };
+      const r = afterwards([lost]);
+      expect(status(r.journal, "a").attempt).toMatchObject({
+        branch: branch(1),
+        prNumber: 7,
+        resumed: { reason: "lost", fromAttempt: 1, head: cpCommit, stage: "verify", depthUsed: 1 },
+      });
+      const d = r.effects.find((e) => e.kind === "DispatchAgent" && e.attempt === 2);
+      expect(d?.kind === "DispatchAgent" && d.context?.resume).toMatchObject({
+        head: cpCommit,
+        stage: "verify",
+        session: { adapter: "claude", id: "5a1f3c2e-0000-4000-8000-000000000001", stage: "verify" },
+      });
+      expect(r.effects.some((e) => e.kind === "PostComment" && e.key.startsWith("checkpoint-refused:"))).toBe(false);
+    }
+  });
+
   it("after a usage limit and after a budget stop (once /forge budget raises it): on the same branch and PR", () => {
     const limited = feed(running(), [ended(1, { rateLimitedUntil: new Date(5000).toISOString(), checkpoint: checkpoint() })], 2000);
     expect(status(limited.journal, "a").next?.resume).toMatchObject({ reason: "usage_limit", branch: branch(1), stage: "verify" });
@@ -237,6 +267,39 @@ describe("a retry that starts fresh", () => {
     expect(f.fresh).toBe("its checkpoint was refused: checkpoint.head_sha: Invalid string");
     // No pushed work named by GitHub: nothing the checkpoint can be checked against.
     expect(freshOf(afterwards([ended(21, { checkpoint: checkpoint(), pushedSha: undefined })])).fresh).toMatch(/pushed work is unknown/);
+  });
+
+  it("a lost runner's checkpoint that does not hold starts the retry fresh, said on the attempt's PR", () => {
+    const lost = (extra: Partial<Extract<LeafInput, { kind: "agent.lost" }>>): LeafInput => ({
+      kind: "agent.lost",
+      taskId: "a",
+      attempt: 1,
+      workflowRunId: 101,
+      reason: "runner gone",
+      runnerLost: true,
+      checkpointSha: sha("a/1 checkpoint"),
+      pushedSha: work,
+      ...extra,
+    });
+    const cases: Array<[LeafInput, RegExp]> = [
+      [lost({ checkpointProblem: "the checkpoint commit 0123456789ab holds a checkpoint.json that is not JSON" }), /that is not JSON$/],
+      [lost({ checkpoint: checkpoint({ head_sha: sha("forged") }) }), /its head [0-9a-f]{12} is not the attempt's pushed work/],
+      [lost({ checkpoint: checkpoint({ pending_stages: ["verify", "merge"] }) }), /'merge' is not a stage of type 2/],
+    ];
+    for (const [input, why] of cases) {
+      const r = afterwards([input]);
+      const f = freshOf(r);
+      expect(f.attempt?.branch).toBe(branch(2));
+      expect(f.attempt?.resumed).toBeUndefined();
+      expect(f.fresh).toMatch(/^its checkpoint was refused: /);
+      expect(f.fresh).toMatch(why);
+      const comment = r.effects.find((e) => e.kind === "PostComment" && e.key === "checkpoint-refused:a:1");
+      expect(comment).toMatchObject({ target: { on: "task", taskId: "a", attempt: 1 } });
+      expect(comment?.kind === "PostComment" && comment.body).toMatch(
+        /^Forge did not resume `a` from the checkpoint attempt 1 left, which it refused: /,
+      );
+      expect(outboxProblems(r.journal, cfg())).toEqual([]);
+    }
   });
 
   it("a session of another adapter is not resumed, but the stages are", () => {

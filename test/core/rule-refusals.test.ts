@@ -96,7 +96,7 @@ describe("GitHub's refusals read back", () => {
 });
 
 describe("merges the rules refuse", () => {
-  it("a merge queue names the rule and its ruleset and says Forge cannot use one; signatures ask for a squash", () => {
+  it("a merge queue names the rule and its ruleset and says the queue did not take the PR; signatures ask for a squash", () => {
     const b = "forge/r/_integration";
     const queue = mergeBlocker(
       "Repository rule violations found\n\nChanges must be made through the merge queue\n",
@@ -105,7 +105,7 @@ describe("merges the rules refuse", () => {
       [{ type: "merge_queue", ruleset: { id: 3, name: "queue", source: "acme/w", sourceType: "Repository" } }],
     );
     expect(queue).toMatch(
-      /^the `merge_queue` rule of ruleset "queue" on `forge\/r\/_integration` requires merges through GitHub's merge queue, which Forge cannot use yet/,
+      /^the `merge_queue` rule of ruleset "queue" on `forge\/r\/_integration` requires merges through GitHub's merge queue, and the queue did not take this pull request/,
     );
     expect(queue).toContain("bypass list");
     // Approvals keep their wording, with the ruleset when the rules say.

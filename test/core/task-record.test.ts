@@ -86,8 +86,10 @@ describe("a new attempt, a new revision", () => {
     const next = feed(late.journal, [{ kind: "tick" }], 200_000, config).journal;
     expect(task(next, "a")).toMatchObject({ status: "RUNNING", attempts: 2, retries: 1, lastError: "tests fail" });
     expect(task(next, "a").next).toBeUndefined();
+    // Its own facts only: its branch, its agent (the task's, as each dispatch gives it) and its first revision.
     expect(task(next, "a").attempt).toEqual({
       branch: "forge/run-1/a/2",
+      agent: "claude",
       revision: { iteration: 0, dispatchedAt: new Date(200_000).toISOString() },
     });
   });

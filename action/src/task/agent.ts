@@ -3,10 +3,10 @@
  * attempt's events with each heartbeat; a stage end pushes the work so far. The verdict starts
  * here: the agent's exit code, or the code of why it was stopped.
  */
+import { kindModel } from "../../../src/core/agents.js";
 import { EXIT_CODES } from "../../../src/core/exit-codes.js";
 import type { AgentRunOutcome, AgentRunRequest } from "../agent-runner.js";
 import { STAGE_NAMES, type StageName } from "../../../src/core/stages.js";
-import { writeCheckpoint } from "./checkpoint.js";
 import { sentinelSetting } from "../../../src/core/sentinel.js";
 import { carriedNotes, carriedSessionFile } from "./carried-session.js";
 import { attemptDir } from "../../../src/core/layout.js";
@@ -80,6 +80,7 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
     stop("budget", what);
   };
   let budgetStop: ReturnType<typeof meter.over>;
+  const taskModel = a.built.frontmatter.model ?? kindModel(a.node.agentType, config.agent);
   let stopNow: ((reason: "budget", detail: string) => void) | undefined;
   const supervised = await supervise(
     (ctl) => {
@@ -91,7 +92,8 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
           workdir: a.input.workspace,
           sessionDir: a.sessionDir,
           walkthroughPath: a.walkthroughSession,
-          ...(a.built.frontmatter.model !== undefined ? { taskModel: a.built.frontmatter.model } : {}),
+          // The task's own model, else its kind's (`agent.kinds.<kind>.model`).
+          ...(taskModel !== undefined ? { taskModel } : {}),
           signal: ctl.signal,
           ...(a.telemetry ? { traceparent: a.telemetry.traceparent } : {}),
           spendFile: meter.spendFile,
@@ -117,14 +119,10 @@ export async function runAgent(a: TaskAttempt): Promise<{ end: AgentEnd; verdict
           // The runner's own push is like a tool call in flight: silence is expected (only the idle limit applies).
           onStageEnd: async (stage, progress) => {
             ctl.onProgress({ summary: `pushing the work after stage ${stage}`, kind: "tool_use" });
-            await pushProgress(a, stage).catch(
+            // The work so far and, on top, the checkpoint naming it (task/branch.ts, task/checkpoint.ts).
+            await pushProgress(a, stage, progress).catch(
               (err: unknown) => void warnings.push(`could not push the work after stage ${stage}: ${(err as Error).message}`),
             );
-            // The checkpoint names the head the remote has: what a resumed attempt would continue from.
-            if (progress)
-              await writeCheckpoint(a, progress, a.branchState.remoteHead, false).catch(
-                (err: unknown) => void warnings.push(`could not write the checkpoint after stage ${stage}: ${(err as Error).message}`),
-              );
             ctl.onProgress({ summary: `pushed the work after stage ${stage}`, kind: "tool_result" });
             live.write({ layer: "job", stage, status: "push", detail: `pushed the work after stage ${stage}` });
           },

@@ -2,7 +2,9 @@
  * The task branch while the attempt runs: pushes (one round trip saved when the remote already has
  * the head), the agent's work staged over the fold base, and the progress push at each stage end.
  */
+import type { StageProgress } from "../../../src/agent/stages/index.js";
 import { taskRecordsDir } from "../../../src/core/layout.js";
+import { commitCheckpoint, writeCheckpoint } from "./checkpoint.js";
 import { messageWithTrailers } from "../git.js";
 import { isProtectedPath, revertProtectedChanges } from "../protected-paths.js";
 import { attemptTrailers } from "../start-head.js";
@@ -34,7 +36,8 @@ export async function stageWork(a: TaskAttempt): Promise<{ filesChanged: string[
   if ((await git.head()) !== keep) await git.run(["reset", "--soft", "--quiet", keep]);
   await git.run(["add", "--all", "--", ".", `:(exclude)${recordRel}`]);
   const staged = await git.stagedChanges(startHead);
-  if (staged.some((c) => c.path.startsWith(`${recordRel}/`))) await git.run(["reset", "--quiet", startHead, "--", recordRel]);
+  // The record folder is the runner's: as its last checkpoint commit left it (or as the attempt found it).
+  if (staged.some((c) => c.path.startsWith(`${recordRel}/`))) await git.run(["reset", "--quiet", branchState.recordBase, "--", recordRel]);
   for (const r of await revertProtectedChanges(git, startHead, staged)) branchState.refused.set(r.path, r);
   const pending = (await git.run(["diff", "--cached", "--quiet", "HEAD"], { allowFail: true })).code !== 0;
   // The records of the attempts a resumed attempt continues are on its branch too: none is work.
@@ -68,9 +71,10 @@ async function keptCommit(a: TaskAttempt): Promise<string> {
  * task branch and is pushed, so a runner machine that dies loses one stage at most. A stage that
  * left only a merge commit (a sub-agent's branch merged back) pushes that; a stage that changed
  * nothing since the last push pushes nothing. The final work and record commits come on top
- * (pushes stay fast-forwards).
+ * (pushes stay fast-forwards). With the stage sequence's `progress`, a checkpoint commit of it goes on
+ * top, in the same push (task/checkpoint.ts): a runner that dies later leaves it at the branch head.
  */
-export async function pushProgress(a: TaskAttempt, stage: string): Promise<void> {
+export async function pushProgress(a: TaskAttempt, stage: string, progress?: StageProgress): Promise<void> {
   const { git, branchState } = a;
   const { pending } = await stageWork(a);
   if (pending)
@@ -81,6 +85,12 @@ export async function pushProgress(a: TaskAttempt, stage: string): Promise<void>
         ["Stage", stage],
       ]),
     );
+  // The checkpoint names the work so far, its commit's parent: what a resumed attempt would continue from.
+  if (progress)
+    await checkpointAfter(a, stage, progress).catch(async (err: unknown) => {
+      a.warnings.push(`could not commit the checkpoint after stage ${stage}: ${(err as Error).message}`);
+      await git.run(["reset", "--quiet", "HEAD", "--", a.recordRel], { allowFail: true });
+    });
   // The start commit's push (with the PR) lands first.
   await branchState.prOpening;
   const head = await git.head();
@@ -88,4 +98,11 @@ export async function pushProgress(a: TaskAttempt, stage: string): Promise<void>
   branchState.progressPushes++;
   a.liveCheck.moveTo(head);
   a.log.info(`Pushed the work after stage ${stage} (${head.slice(0, 12)}).`);
+}
+
+async function checkpointAfter(a: TaskAttempt, stage: string, progress: StageProgress): Promise<void> {
+  const checkpoint = await writeCheckpoint(a, progress, await a.git.head(), false);
+  const sha = await commitCheckpoint(a, stage, checkpoint);
+  a.branchState.foldBase = sha;
+  a.branchState.recordBase = sha;
 }

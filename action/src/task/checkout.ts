@@ -38,6 +38,13 @@ export async function checkoutAttempt(job: TaskJob): Promise<CheckedOut | Neutra
     throw new JobError(
       `the journal names the branch ${named} for ${taskId} attempt ${attempt}, but the run's template names ${branch}${resumed ? " (or an earlier attempt's)" : ""}`,
     );
+  // An agent the dispatch names is the one the journal gave the attempt (docs/runner.md#agents-per-task):
+  // a dispatch that names another is not the App's.
+  const told = job.input.context.agent?.adapter;
+  if (told !== undefined && task.attempt?.agent !== told)
+    throw new JobError(
+      `the dispatch names the agent ${told} for ${taskId} attempt ${attempt}, but the journal gives it ${task.attempt?.agent ?? "none"}`,
+    );
   if (journal.integrationBranch !== base)
     throw new JobError(`the journal names the integration branch ${journal.integrationBranch}, but the run's template names ${base}`);
   mark(job, "journal");

@@ -86,6 +86,11 @@ export interface BranchState {
   /** The agent's work is folded over this commit: the pre-agent head, then the last progress commit. */
   foldBase: string;
   /**
+   * The commit whose copy of the attempt's record folder is the runner's own: the pre-agent head,
+   * then each checkpoint commit (task/checkpoint.ts). The agent's changes there are put back to it.
+   */
+  recordBase: string;
+  /**
    * The branch must keep a linear history (a refinery whose upstreams are squashed): no merge commit
    * is kept — the agent's and its sub-agents' merges are folded like any of its commits.
    */

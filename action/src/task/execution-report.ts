@@ -18,6 +18,8 @@ export interface ExecutionFacts {
   attempt: number;
   agentType: string;
   agent: string;
+  /** The attempt runs on another agent than the one before it: which, and why (the App's dispatch). */
+  switched?: { from: string; reason: string };
   model?: string;
   traceId: string;
   exitCode: number;
@@ -85,6 +87,7 @@ export function renderExecutionReport(f: ExecutionFacts, stages: ManifestStage[]
     "| | |",
     "| --- | --- |",
     `| Outcome | exit ${f.exitCode}: ${exitMeaning(f.exitCode)} |`,
+    ...(f.switched ? [`| Agent changed | from ${cell(f.switched.from)}: ${cell(f.switched.reason, 300)} |`] : []),
     ...(f.stopped ? [`| Stopped by the runner | ${cell(f.stopped.reason)}: ${cell(f.stopped.detail, 200)} |`] : []),
     ...(f.error ? [`| Error | ${cell(f.error, 300)} |`] : []),
     `| Before the agent | ${secs(f.tAgent - f.t0)} |`,

@@ -31,7 +31,7 @@ import { completeReports } from "./reports.js";
 import { openAttempt } from "./session.js";
 import { ANSWERS_FILE, answerReviewers, answersPath, readRevision, walkthroughInCheckout, withRevisionSection } from "./revision.js";
 import { startSteering, steeringSection } from "./steering.js";
-import { resumedSection } from "./resumed.js";
+import { agentSection, resumedSection } from "./resumed.js";
 import { renderSummary } from "./summary.js";
 
 export async function taskJob(args: JobArgs): Promise<AttemptReport | NeutralReport> {
@@ -49,7 +49,9 @@ export async function taskJob(args: JobArgs): Promise<AttemptReport | NeutralRep
   const reports = await completeReports(a, end, verdict);
   const changed = work.filesChanged;
   if (revision && completed.ok) await withRevisionSection(a, revision, completed, changed);
+  const switched = a.input.context.agent ? agentSection(a, a.input.context.agent) : undefined;
   const sections = [
+    ...(switched ? [switched] : []),
     ...(a.input.context.resume ? [resumedSection(a, a.input.context.resume, end.outcome.progress)] : []),
     ...(steering.received.length ? [steeringSection(steering.received)] : []),
   ];

@@ -150,6 +150,7 @@ export async function publishPr(
         baseBranch: a.base,
         exitCode,
         notes,
+        ...(a.built.frontmatter.issue !== undefined ? { issue: a.built.frontmatter.issue } : {}),
       })
     : statusBody(a, "ended", { exitCode, error: error ?? exitMeaning(exitCode), headSha: recordSha, notes });
   const report = (what: string) => (err: unknown) => void a.warnings.push(`could not ${what}: ${(err as Error).message}`);

@@ -63,6 +63,7 @@ export async function recordAttempt(
     attempt,
     agentType: a.node.agentType,
     agent: end.outcome.agent ?? a.deps.agent.name,
+    ...(a.input.context.agent?.switched ? { switched: a.input.context.agent.switched } : {}),
     ...(result.model ? { model: result.model } : {}),
     traceId: attemptTraceId(a.ids),
     exitCode,

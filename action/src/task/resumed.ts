@@ -5,6 +5,7 @@
  */
 import type { StageProgress } from "../../../src/agent/stages/index.js";
 import type { ResumeContext } from "../../../src/core/schemas/checkpoint.js";
+import type { DispatchAgent } from "../../../src/core/agents.js";
 import type { TaskAttempt } from "./context.js";
 
 const ENDED: Record<ResumeContext["reason"], string> = {
@@ -17,7 +18,15 @@ const ENDED: Record<ResumeContext["reason"], string> = {
 };
 
 /** The CLI whose session it is, as the walkthrough names it (a command agent's is just "the agent's session"). */
-const ADAPTER_NAMES: Record<string, string> = { claude: "Claude Code ", codex: "Codex ", gemini: "Gemini CLI ", copilot: "Copilot CLI ", command: "" };
+const ADAPTER_NAMES: Record<string, string> = {
+  claude: "Claude Code ",
+  codex: "Codex ",
+  gemini: "Gemini CLI ",
+  opencode: "opencode ",
+  qwen: "Qwen Code ",
+  copilot: "Copilot CLI ",
+  command: "",
+};
 
 export function resumedSection(a: TaskAttempt, r: ResumeContext, progress: StageProgress | undefined): string {
   const lines = [
@@ -42,4 +51,24 @@ export function resumedSection(a: TaskAttempt, r: ResumeContext, progress: Stage
   if (r.session && r.session.adapter === a.deps.agent.name && r.stage)
     lines.push("", `The agent's ${ADAPTER_NAMES[r.session.adapter] ?? `${r.session.adapter} `}session \`${r.session.id}\` was resumed.`);
   return lines.join("\n");
+}
+
+/** The agent's name as people know it. */
+export function agentName(adapter: string): string {
+  return (ADAPTER_NAMES[adapter] ?? `${adapter} `).trim() || "a command agent";
+}
+
+/**
+ * The walkthrough of an attempt that runs on another agent than the attempt before it says so
+ * (docs/executor.md#agent-fallback): on which agent, after which, and why — the App's words, from
+ * its dispatch. The work and the progress notes went on; the earlier agent's session did not.
+ */
+export function agentSection(a: TaskAttempt, agent: DispatchAgent): string | undefined {
+  if (!agent.switched) return undefined;
+  const prior = a.ids.attempt > 1 ? `attempt ${a.ids.attempt - 1}'s agent, ` : "";
+  return [
+    "## Agent",
+    "",
+    `Attempt ${a.ids.attempt} ran on ${agentName(agent.adapter)} (\`${agent.adapter}\`) instead of ${prior}${agentName(agent.switched.from)} (\`${agent.switched.from}\`): ${agent.switched.reason.replace(/\s+/g, " ")}.`,
+  ].join("\n");
 }

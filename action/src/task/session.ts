@@ -78,6 +78,7 @@ export async function openAttempt(job: TaskJob, co: CheckedOut): Promise<TaskAtt
       progressPushes: 0,
       preAgentHead: co.tip,
       foldBase: co.tip,
+      recordBase: co.tip,
       linear: squash.length > 0,
       refused: new Map(),
       prOpening: Promise.resolve(undefined),
@@ -90,5 +91,6 @@ export async function openAttempt(job: TaskJob, co: CheckedOut): Promise<TaskAtt
   mark(job, "draft_pr");
   a.branchState.preAgentHead = await git.head();
   a.branchState.foldBase = a.branchState.preAgentHead;
+  a.branchState.recordBase = a.branchState.preAgentHead;
   return a;
 }

@@ -39,6 +39,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pickEnv } from "../env.js";
 import { sessionWritableDirs } from "./codex.js";
+import { isObject, mapTools, mergeJson, readJsonLine, sessionHome, stderrDrafts, toolCallSummary, type Json } from "./headless.js";
 import {
   oneLine,
   type Adapter,
@@ -80,19 +81,7 @@ const GEMINI_EXCLUDED = ["invoke_agent", "ask_user", "enter_plan_mode", "exit_pl
 
 /** Gemini CLI's tools for Forge's allowed tool names (`Bash(git:*)` counts as Bash). */
 export function geminiTools(allowedTools: readonly string[]): string[] {
-  const out = new Set<string>();
-  for (const t of allowedTools) for (const g of TOOL_MAP[t.replace(/\(.*$/, "")] ?? []) out.add(g);
-  return [...out];
-}
-
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
-
-/** Forge's settings over `base` (the runner's own): `over` wins key by key, objects merged. */
-function merge(base: Json, over: Json): Json {
-  const out: Json = { ...base };
-  for (const [k, v] of Object.entries(over)) out[k] = isObject(v) && isObject(base[k]) ? merge(base[k], v) : v;
-  return out;
+  return mapTools(allowedTools, TOOL_MAP);
 }
 
 /** The settings Forge needs, for `tools` (Gemini names; undefined: the CLI's own set) and `maxAttempts`. */
@@ -117,7 +106,7 @@ export const geminiSettingsPath = (home: string) => path.join(home, ".gemini", "
 export function writeGeminiSettings(home: string, settings: Json, base: Json = {}): string {
   const file = geminiSettingsPath(home);
   mkdirSync(path.dirname(file), { recursive: true });
-  writeFileSync(file, `${JSON.stringify(merge(base, settings), null, 2)}\n`);
+  writeFileSync(file, `${JSON.stringify(mergeJson(base, settings), null, 2)}\n`);
   return file;
 }
 
@@ -140,7 +129,7 @@ function runnerSettings(env: NodeJS.ProcessEnv): Json {
  * are not the work. The conversation travels apart, masked, for a resumed attempt.
  */
 export function geminiHome(input: Pick<AdapterInput, "forgeEnv" | "cwd">): string {
-  return path.join(input.forgeEnv.FORGE_SESSION_DIR ?? input.cwd, "home");
+  return sessionHome(input);
 }
 
 export function geminiArgs(
@@ -182,12 +171,6 @@ export const geminiAdapter: Adapter = {
   parser: () => new GeminiStreamParser(),
 };
 
-function toolSummary(name: string, params: unknown): string {
-  const p = isObject(params) ? params : {};
-  const target = p.file_path ?? p.absolute_path ?? p.path ?? p.command ?? p.pattern ?? p.dir_path ?? p.url ?? p.query;
-  return oneLine(`${name}${typeof target === "string" ? ` ${target}` : ""}`, 160);
-}
-
 /** Forge's names for the CLI's tools, in progress events (as Claude Code's and Codex's are). */
 const FORGE_TOOL: Record<string, string> = { write_file: "Write", replace: "Edit", run_shell_command: "Bash", read_file: "Read" };
 
@@ -204,16 +187,9 @@ export class GeminiStreamParser implements OutputParser {
   readonly #open = new Set<string>();
 
   stdoutLine(line: string): ProgressDraft[] {
-    const t = line.trim();
-    if (!t) return [];
-    let e: Json;
-    try {
-      const parsed: unknown = t.startsWith("{") ? JSON.parse(t) : undefined;
-      if (!isObject(parsed)) throw new Error("not an object");
-      e = parsed;
-    } catch {
-      return [{ kind: "output", summary: oneLine(line) }];
-    }
+    const read = readJsonLine(line);
+    if ("drafts" in read) return read.drafts;
+    const e = read.event;
     switch (e.type) {
       case "init":
         if (typeof e.session_id === "string") this.#sessionId = e.session_id;
@@ -231,7 +207,7 @@ export class GeminiStreamParser implements OutputParser {
         this.#startTurn();
         const name = String(e.tool_name ?? "tool");
         if (typeof e.tool_id === "string") this.#open.add(e.tool_id);
-        drafts.push({ kind: "tool_use", tool: FORGE_TOOL[name] ?? name, summary: toolSummary(name, e.parameters) });
+        drafts.push({ kind: "tool_use", tool: FORGE_TOOL[name] ?? name, summary: toolCallSummary(name, e.parameters) });
         return drafts;
       }
       case "tool_result": {
@@ -286,7 +262,7 @@ export class GeminiStreamParser implements OutputParser {
   }
 
   stderrLine(line: string): ProgressDraft[] {
-    return line.trim() ? [{ kind: "stderr", summary: oneLine(line) }] : [];
+    return stderrDrafts(line);
   }
 
   turns(): number {

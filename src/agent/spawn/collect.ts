@@ -30,6 +30,8 @@ const INSTALL: Record<string, string> = {
   claude: "Claude Code: npm i -g @anthropic-ai/claude-code",
   codex: "Codex: npm i -g @openai/codex",
   gemini: "Gemini CLI: npm i -g @google/gemini-cli",
+  opencode: "opencode: npm i -g opencode-ai",
+  qwen: "Qwen Code: npm i -g @qwen-code/qwen-code",
   copilot: "GitHub Copilot CLI: npm i -g @github/copilot (its own licence; Forge does not bring it)",
 };
 

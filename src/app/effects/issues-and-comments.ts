@@ -12,6 +12,7 @@ import { cachedBranchRules, finalMergeMethod, RULES_TTL_MS } from "../../github/
 import { changeRequestIssueTitle, crMarker, renderChangeRequestIssue, renderFinalPr, renderTracker, trackerMarker } from "../render.js";
 import { done, task, type DeepReadonly, type EffectContext, type EffectOf, type EffectOutcome } from "./context.js";
 import type { RunFacts } from "../run-store.js";
+import { syncIssues } from "../issue-sync.js";
 
 /** Minimum time between two writes of a tracker issue (the content-creation budget is ~80/min per installation). */
 export const TRACKER_DEBOUNCE_MS = 5_000;
@@ -145,9 +146,16 @@ export async function updateTracker(_effect: EffectOf<"UpdateTracker">, ctx: Eff
   if (issue === undefined && ctx.replay) issue = (await port.findIssue(LABELS.tracker, trackerMarker(ctx.journal.runId))) ?? undefined;
   if (issue === undefined) issue = await port.createIssue({ title, body, labels: [LABELS.tracker] });
   else await port.updateIssue(issue, { title, body, ...(final ? { state: "closed" as const } : {}) });
+  // The issues the run shows on follow at the tracker's pace (../issue-sync.ts).
+  const issues = await syncIssues(ctx, issue);
   return done(
     { issueNumber: issue },
-    { trackerIssue: issue, trackerUpdatedAt: new Date(ctx.now).toISOString(), trackerAttention: attentionOf(ctx.journal) },
+    {
+      trackerIssue: issue,
+      trackerUpdatedAt: new Date(ctx.now).toISOString(),
+      trackerAttention: attentionOf(ctx.journal),
+      ...(issues ? { issues } : {}),
+    },
   );
 }
 

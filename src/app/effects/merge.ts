@@ -30,6 +30,7 @@ import {
 import { ruleRefusal, ruleTypesOf } from "../../github/rule-refusals.js";
 import { MERGE_BLOCKED } from "../../core/decide/merge-blocked.js";
 import { done, task, type EffectContext, type EffectOf, type EffectOutcome } from "./context.js";
+import { throughQueue } from "./merge-queue.js";
 
 /** How soon a merge that lost a race with another merge into the same base is tried again. */
 export const MERGE_RETRY_MS = 300;
@@ -116,10 +117,21 @@ export async function mergePullRequest(effect: EffectOf<"MergePullRequest">, ctx
   if (ctx.stillWanted && !ctx.stillWanted()) return { kind: "later", reason: "the merge left the outbox while it was being checked" };
   // The method the integration branch's rules allow: squash where they want a linear history or signed commits.
   const { method, rules: branchRules } = await cachedBranchRules(port, base, ctx.now, RULES_TTL_MS, readRules);
+  // A branch whose rules want a merge queue takes the task's PR through it (./merge-queue.ts).
+  const queued = async () => {
+    const pr = await port.getPullRequest(number);
+    if (pr.merged && pr.mergeSha) return done({ mergeSha: pr.mergeSha, prNumber: number });
+    return throughQueue(ctx, effect, { t: t!, number, head, required }, async (message) =>
+      refused(ctx, effect, t, message, method, { number, head: verified, mergeable: pr.mergeable }, branchRules),
+    );
+  };
+  if (t && branchRules.some((r) => r.type === "merge_queue")) return queued();
   const res = await port.mergePullRequest(number, { ...(verified ? { sha: verified } : {}), method, title });
   if (res.kind === "merged") return done({ mergeSha: res.sha, prNumber: number });
   // Another merge into the same base won the race: nothing is wrong with this one, try again soon.
   if (res.kind === "base_moved") return { kind: "later", reason: res.message, retryInMs: MERGE_RETRY_MS };
+  // A queue the rules did not show (their read failed, or branch protection's): through it.
+  if (t && res.kind === "not_mergeable" && ruleTypesOf(res.message, branchRules).includes("merge_queue")) return queued();
   // Merged already (by this effect before a crash, behind a lost answer, or by a person)? Else it
   // waits: for required checks (check_suite/status webhooks flush it) or the next reconcile pass.
   const pr = await port.getPullRequest(number);

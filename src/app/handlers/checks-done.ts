@@ -6,7 +6,7 @@
 import type { Context } from "probot";
 import { prHead } from "../../core/task-rules.js";
 import type { AttemptRef } from "../../core/layout.js";
-import { checksFailedInput, ciVerdict } from "../../github/ci-checks.js";
+import { checksFailedInput, ciVerdict, onGroup } from "../../github/ci-checks.js";
 import { RULES_TTL_MS } from "../../github/merge-rules.js";
 import { readRuledChecks, requiredChecks } from "../../github/required-checks.js";
 import { logOf, type AppContext } from "../context.js";
@@ -50,8 +50,8 @@ async function redStatus(ctx: AppContext, rt: RepoRuntime, context: Context<"sta
   }
 }
 
-/** Merges waiting for checks are tried again. */
-async function flushMerges(ctx: AppContext, rt: RepoRuntime): Promise<void> {
+/** Merges waiting for checks (or for the merge queue) are tried again. */
+export async function flushMerges(ctx: AppContext, rt: RepoRuntime): Promise<void> {
   for (const [runId, r] of await ctx.knownRuns(rt)) {
     if (r.status !== "running") continue;
     const loaded = await rt.engine.state(runId);
@@ -66,6 +66,8 @@ export interface CiDone {
   conclusion: string | null | undefined;
   /** A commit status's context: it counts only when the run requires it. */
   context?: string;
+  /** The merge group the checks ran on, when not on the head itself (the head is the task PR's that the group merged). */
+  group?: string;
 }
 
 /** Red checks being read, by attempt and head: the same red CI reaching the App twice (its workflow run, its suite, its check runs) is read once. */
@@ -79,12 +81,12 @@ const reading = new WeakMap<AppContext, Map<string, Promise<void>>>();
  * whoever reports them. The payload only says which head to look at. The same head's red CI arriving
  * by several webhooks is read once at a time, and not again once the attempt took it.
  */
-async function redChecks(ctx: AppContext, rt: RepoRuntime, context: Context, done: CiDone): Promise<void> {
+export async function redChecks(ctx: AppContext, rt: RepoRuntime, context: Context, done: CiDone): Promise<void> {
   if (!done.branch || (done.conclusion !== "failure" && done.conclusion !== "timed_out")) return;
   // (A failed commit status arrives here as conclusion "failure".)
   const ref = await ctx.attemptOf(rt, done.branch);
   if (!ref) return;
-  const key = `${rt.port.owner}/${rt.port.repo}:${ref.runId}:${ref.taskId}:${ref.attempt}:${done.headSha}`;
+  const key = `${rt.port.owner}/${rt.port.repo}:${ref.runId}:${ref.taskId}:${ref.attempt}:${done.headSha}:${done.group ?? ""}`;
   const mine = reading.get(ctx) ?? new Map<string, Promise<void>>();
   reading.set(ctx, mine);
   const under = mine.get(key);
@@ -108,9 +110,10 @@ async function readRedChecks(ctx: AppContext, rt: RepoRuntime, context: Context,
     readRuledChecks(rt.port, base),
   );
   if (required.all.length === 0 || (done.context !== undefined && !required.all.includes(done.context))) return;
-  const checks = await rt.port.ciChecks(done.headSha, required.all);
+  const checks = await rt.port.ciChecks(done.group ?? done.headSha, required.all);
   if (ciVerdict(checks, required.configured) !== "red") return;
-  const result = await ctx.apply(rt, ref.runId, [checksFailedInput(ref, done.headSha, checks.failing)]);
+  const failing = done.group ? onGroup(checks.failing, done.group, base) : checks.failing;
+  const result = await ctx.apply(rt, ref.runId, [checksFailedInput(ref, done.headSha, failing)]);
   if (result.rejections.length)
     logOf(context).info(
       { runId: ref.runId, taskId: ref.taskId, rejections: result.rejections.map((r) => r.reason) },

@@ -7,6 +7,8 @@ import { onCheckRun } from "./check-run.js";
 import { onInstallation } from "./installation.js";
 import { onIssueComment } from "./issue-comment.js";
 import { onIssues } from "./issues.js";
+import { onIssueDependencies, onSubIssues } from "./issue-tree.js";
+import { onMergeGroup } from "./merge-group.js";
 import { onPullRequest } from "./pull-request.js";
 import { onPullRequestReview } from "./pull-request-review.js";
 import { onPush } from "./push.js";
@@ -21,8 +23,11 @@ export function registerHandlers(app: Probot, ctx: AppContext): void {
   app.on("check_run", guard(ctx, app, onCheckRun));
   app.on("issue_comment", guard(ctx, app, onIssueComment));
   app.on("issues", guard(ctx, app, onIssues));
+  app.on("sub_issues", guard(ctx, app, onSubIssues));
+  app.on("issue_dependencies", guard(ctx, app, onIssueDependencies));
   app.on("check_suite", guard(ctx, app, onChecksDone));
   app.on("status", guard(ctx, app, onChecksDone));
+  app.on("merge_group", guard(ctx, app, onMergeGroup));
   // Not guarded: the App's view of its installations follows every such event, redelivered or not.
   app.on("installation", (context) => onInstallation(ctx, context));
   app.on("installation_repositories", (context) => onInstallation(ctx, context));

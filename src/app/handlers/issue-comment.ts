@@ -7,6 +7,7 @@ import type { LeafInput } from "../../core/inputs.js";
 import { roundRetryReply } from "../../core/render/run-messages.js";
 import { HELP, parseCommand, WRITE_PERMISSIONS } from "../commands.js";
 import { logOf, type AppContext } from "../context.js";
+import { issuePlanReply, planFromIssue } from "../issue-plan.js";
 import { isAppAuthor, parseMarker } from "../render.js";
 import { startPlanRun } from "../start-run.js";
 import { handSteeringToJob } from "../steering.js";
@@ -72,6 +73,13 @@ export async function onIssueComment(ctx: AppContext, context: Context<"issue_co
       return void (await reply(
         "The issue was edited after this `/forge plan`: no plan is written from text you may not have read. Read the issue again and repeat the command.",
       ));
+    // An issue with sub-issues is a plan already: built from its tree, with no agent (issue-plan.ts).
+    // A pull request has no sub-issues (GitHub answers 404 for them).
+    const subIssues = payload.issue.pull_request
+      ? 0
+      : (payload.issue as { sub_issues_summary?: { total?: number } }).sub_issues_summary?.total;
+    const fromTree = await planFromIssue(rt.port, { number: issue, title: now.title, body: now.body, subIssues }, ctx.now());
+    if (fromTree.kind !== "no-tree") return void (await reply(issuePlanReply(fromTree, issue)));
     const { branch, inputs } = planCaptainDispatch({ issue, title: now.title, body: now.body });
     const workflow = (await ctx.configOf(rt)).workflow;
     // The same command again (or its redelivery) while the Captain works starts no second one.

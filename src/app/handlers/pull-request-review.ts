@@ -11,6 +11,7 @@ import { bounded, FEEDBACK_LIMITS } from "../../core/feedback.js";
 import { attemptNumbered } from "../../core/task-rules.js";
 import { WRITE_PERMISSIONS } from "../commands.js";
 import { logOf, type AppContext } from "../context.js";
+import { finalPrApproved } from "../final-auto-merge.js";
 
 export async function onPullRequestReview(ctx: AppContext, context: Context<"pull_request_review">): Promise<void> {
   const { payload } = context;
@@ -26,7 +27,12 @@ export async function onPullRequestReview(ctx: AppContext, context: Context<"pul
   if (pr.head.repo?.id !== payload.repository.id) return;
   const rt = await ctx.rtOf(context);
   const ref = await ctx.attemptOf(rt, pr.head.ref);
-  if (!ref) return;
+  // No task's: perhaps a run's final PR, which its config may set to auto-merge once approved.
+  if (!ref) {
+    if (state === "approved")
+      await finalPrApproved(ctx, rt, { number: pr.number, headRef: pr.head.ref, headSha: pr.head.sha, baseRef: pr.base.ref });
+    return;
+  }
   const permission = await rt.port.permission(reviewer.login);
   if (!WRITE_PERMISSIONS.has(permission)) {
     logOf(context).info(

@@ -11,7 +11,7 @@ import { formatProblem } from "../../core/problems.js";
 import { LATENCY_PROFILE_NAMES } from "../../local-github/latency/profile.js";
 import { existingDir, integer, oneOf, positiveSeconds, writableDir } from "../args.js";
 import { runLocalGithubProgram } from "../child.js";
-import { requireClaudeCode, requireGeminiCli } from "../claude-code.js";
+import { requireAgentCli, requireClaudeCode, requireGeminiCli } from "../claude-code.js";
 import { CLI_EXIT, type CliIo } from "../io.js";
 import type { CommandContext } from "./index.js";
 import { displayFile, loadPlanArg } from "./plan-input.js";
@@ -32,7 +32,10 @@ export function registerDemo(program: Command, { io, setExitCode }: CommandConte
     .description(
       "Run an example plan end to end on the local GitHub with the Forge App and the Forge action; prints a live view, a summary and the path of an HTML report.",
     )
-    .option("--agent <kind>", "scripted (default); claude or gemini: the real Claude Code or Gemini CLI against a scripted model server")
+    .option(
+      "--agent <kind>",
+      "scripted (default); claude, gemini, opencode or qwen: the real Claude Code, Gemini CLI, opencode or Qwen Code against a scripted model server",
+    )
     .option("--plan <dir>", "a plan folder (default: examples/plans/textkit)")
     .option("--out <dir>", "where the HTML report and the JSON result go (default: a temporary folder)")
     .option("--runners <n>", "runners available at once (default 4)")
@@ -77,9 +80,11 @@ export function registerDemo(program: Command, { io, setExitCode }: CommandConte
 /** Every option of `forge demo`, checked before the local GitHub starts; the plan's problems (formatted), if any. */
 async function checkFlags(opts: DemoFlags, io: CliIo): Promise<string[]> {
   const { cwd } = io;
-  if (opts.agent !== undefined) oneOf("--agent", opts.agent, ["scripted", "claude", "gemini"]);
+  if (opts.agent !== undefined) oneOf("--agent", opts.agent, ["scripted", "claude", "gemini", "opencode", "qwen"]);
   if (opts.agent === "claude") requireClaudeCode("--agent claude");
   if (opts.agent === "gemini") requireGeminiCli("--agent gemini");
+  if (opts.agent === "opencode") requireAgentCli("--agent opencode", "opencode", "opencode", "opencode-ai");
+  if (opts.agent === "qwen") requireAgentCli("--agent qwen", "Qwen Code", "qwen", "@qwen-code/qwen-code");
   if (opts.runners !== undefined) integer("--runners", opts.runners, 1, 64);
   if (opts.timeout !== undefined) positiveSeconds("--timeout", opts.timeout);
   if (opts.latency !== undefined) oneOf("--latency", opts.latency, LATENCY_PROFILE_NAMES);

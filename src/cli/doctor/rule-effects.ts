@@ -282,7 +282,8 @@ export function requiredCheck(c: RuleCtx, check: string, appId?: number | null):
 function mergeQueue(c: RuleCtx): Finding | undefined {
   if (c.role !== "integration" || appMerges(c)) return undefined;
   return {
-    effect: "merge queue required: Forge cannot merge; merges wait for a person",
+    effect:
+      "merge queue required: Forge merges each task through the queue (a merge group whose required check fails sends the task back for a fix), one group at a time, so merges are slower; the repository's CI must run on merge_group",
     fix: `${exclude(c, c.forge.integrationGlob)} (Forge merges one task at a time into its own branch; the queue belongs on ${c.forge.branches.base})`,
     blocks: false,
   };

@@ -17,6 +17,7 @@ import type { ResumeClass } from "../schemas/retry-policy.js";
 import { review } from "./review.js";
 import type { InputKind, InputOf, Step } from "./step.js";
 import { usageLimited } from "./tick.js";
+import { currentAgent, fallBack, nextAgent } from "./agents.js";
 
 /**
  * The task index when a job's fact is about the attempt's current revision: a result naming another
@@ -75,7 +76,15 @@ export function agentLost(s: Step, input: InputOf<"agent.lost">): void {
   if (i === undefined || s.task(i).status !== "RUNNING") return;
   // A runner that went away mid-step is a loss of liveness (STALE); a job that ran to its end without a result failed.
   const logUrl = input.logUrl ? { logUrl: input.logUrl } : {};
-  if (input.runnerLost) return stale(s, i, input.kind, input.reason, input.logUrl, { cls: "lost" });
+  // What the job's last progress push left (its checkpoint commit at the branch head), checked before a retry resumes from it.
+  const ev: ResumeEvidence = {
+    cls: "lost",
+    checkpoint: input.checkpoint,
+    checkpointProblem: input.checkpointProblem,
+    recordSha: input.checkpointSha,
+    pushedSha: input.pushedSha,
+  };
+  if (input.runnerLost) return stale(s, i, input.kind, input.reason, input.logUrl, ev);
   // A rule of the repository refused the job's push: another attempt would meet it again. The task
   // waits for a person, saying why on its PR (or the tracker) and the tracker; `/forge retry` tries again.
   if (input.blockedBy) {
@@ -84,7 +93,7 @@ export function agentLost(s: Step, input: InputOf<"agent.lost">): void {
     s.effect(effects.postComment("push-blocked", attemptRef(t), pushBlockedComment(t.id, input.blockedBy)));
     return;
   }
-  return fail(s, i, input.kind, { error: input.reason, retryable: true, counted: true, ...logUrl, resume: { cls: "lost" } });
+  return fail(s, i, input.kind, { error: input.reason, retryable: true, counted: true, ...logUrl, resume: ev });
 }
 
 export function agentFinished(s: Step, input: InputOf<"agent.finished">): void {
@@ -125,6 +134,17 @@ export function agentFinished(s: Step, input: InputOf<"agent.finished">): void {
   if (input.rateLimitedUntil) {
     const until = Date.parse(input.rateLimitedUntil);
     if (!Number.isNaN(until) && until > s.now) {
+      // Its provider stopped it: the next agent of the task's list takes the next attempt at once,
+      // and only when the list is exhausted does the run pause (docs/executor.md#agent-fallback).
+      const from = currentAgent(s, i);
+      if (fallBack(s, i, `${from} stopped by its usage limit until ${s.iso(until)}`))
+        return fail(s, i, input.kind, {
+          error: `${from}: model usage limit until ${s.iso(until)}; the next attempt goes to ${nextAgent(s, i)}`,
+          retryable: true,
+          counted: false,
+          notBefore: s.now,
+          resume: ev("usage_limit"),
+        });
       usageLimited(s, until);
       return fail(s, i, input.kind, {
         error: `model usage limit until ${s.iso(until)}`,

@@ -10,6 +10,7 @@ import { runningFollowups, spawnFollowups } from "./follow-ups.js";
 import { branchName } from "../layout.js";
 import { agentId } from "./names.js";
 import type { Step } from "./step.js";
+import { assignAgent } from "./agents.js";
 import { nextAttemptCap, type AttemptCap } from "../budget.js";
 
 export function schedule(s: Step): void {
@@ -74,14 +75,27 @@ function dispatch(s: Step, i: number, cap: AttemptCap): void {
   const branch = resume?.branch ?? branchName(s.config, s.j.runId, t.id, attempt);
   s.replaceTask(i, { ...t, attempts: attempt, attempt: resumedAttempt(newAttempt(branch, s.iso(s.now), cap.usd), resume) });
   const node = s.node(i);
+  // Its agent: the task's list at the position the task reached (docs/executor.md#agent-fallback).
+  const agent = assignAgent(s, i, next);
   s.emit("task.scheduled", t.id, { type: node.agentType, dependencies: node.dependencies });
   if (!s.move(i, "RUNNING", "tick")) return;
   const resumes = resume ? { resumes: { fromAttempt: resume.fromAttempt, ...(resume.stage ? { stage: resume.stage } : {}) } } : {};
-  s.emit("task.started", t.id, { agentId: agentId(s.j.runId, t.id, attempt), type: node.agentType, branch, attempt, ...resumes });
+  s.emit("task.started", t.id, {
+    agentId: agentId(s.j.runId, t.id, attempt),
+    type: node.agentType,
+    branch,
+    attempt,
+    agent: agent.adapter,
+    ...resumes,
+  });
   const ref = { id: t.id, attempt, branch };
+  // The job runs the config's adapter unless told otherwise: the dispatch names another agent only.
+  const told = agent.adapter !== s.config.agent.adapter || agent.switched ? { agent } : {};
   if (resume) {
-    // The branch is there, with the earlier attempt's work and PR: no PrepareBranch.
-    s.effect(effects.dispatchAgent(ref, node.agentType, { ...handoff(next, cap), resume: resumeContext(resume) }, resume.priorRunId));
+    // The branch is there, with the earlier attempt's work and PR: no PrepareBranch. A session is
+    // resumed only on the adapter that holds it (another agent starts its session fresh).
+    const r = resumeContext(resume, agent.adapter);
+    s.effect(effects.dispatchAgent(ref, node.agentType, { ...handoff(next, cap), ...told, resume: r }, resume.priorRunId));
     return;
   }
   const merge: string[] = [];
@@ -95,7 +109,8 @@ function dispatch(s: Step, i: number, cap: AttemptCap): void {
     s.emit("refinery.started", t.id, { agentId: agentId(s.j.runId, t.id, attempt), mergeTargets: targets });
   }
   s.effect(effects.prepareBranch(ref, s.j.integrationBranch, merge));
-  s.effect(effects.dispatchAgent(ref, node.agentType, handoff(next, cap)));
+  const context = { ...handoff(next, cap), ...told };
+  s.effect(effects.dispatchAgent(ref, node.agentType, Object.keys(context).length ? context : undefined));
 }
 
 /** The run pauses when its budget cannot cover the next ready attempt, and resumes when it can (raised, or reserved money came back). */
@@ -142,13 +157,16 @@ function resumedAttempt(a: AttemptRecord, resume: ResumePoint | undefined): Atte
 }
 
 /** What the resumed attempt's job is told it continues. */
-function resumeContext(r: ResumePoint): NonNullable<NonNullable<Extract<Effect, { kind: "DispatchAgent" }>["context"]>["resume"]> {
+function resumeContext(
+  r: ResumePoint,
+  adapter: string,
+): NonNullable<NonNullable<Extract<Effect, { kind: "DispatchAgent" }>["context"]>["resume"]> {
   return {
     fromAttempt: r.fromAttempt,
     reason: r.reason,
     ...(r.head !== undefined ? { head: r.head } : {}),
     ...(r.stage !== undefined ? { stage: r.stage } : {}),
-    ...(r.session ? { session: { ...r.session } } : {}),
+    ...(r.session && r.session.adapter === adapter ? { session: { ...r.session } } : {}),
     ...(r.depthUsed !== undefined ? { depthUsed: r.depthUsed } : {}),
   };
 }

@@ -18,7 +18,15 @@ interface Attempt {
 
 /** What a comment on a task's pull request is about; one comment per subject and attempt. */
 export type CommentSubject =
-  "question" | "approval" | "merge-refused" | "merge-blocked" | "merge-unblocked" | "push-blocked" | "protected" | "revision-limit";
+  | "question"
+  | "approval"
+  | "merge-refused"
+  | "merge-blocked"
+  | "merge-unblocked"
+  | "push-blocked"
+  | "protected"
+  | "revision-limit"
+  | "checkpoint-refused";
 
 /** Create the attempt's branch from `from`, merging `merge` into it (a refinery's upstream branches). */
 export function prepareBranch(t: Attempt & { branch: string }, from: string, merge: string[]): Of<"PrepareBranch"> {

@@ -203,7 +203,12 @@ function startRevision(s: Step, i: number, kind: InputKind, feedback: Feedback[]
     effects.dispatchRevision(
       { id: t.id, attempt: t.attempts, branch: a.branch, iteration },
       s.node(i).agentType,
-      { feedback, ...(a.prNumber !== undefined ? { prNumber: a.prNumber } : {}) },
+      {
+        feedback,
+        ...(a.prNumber !== undefined ? { prNumber: a.prNumber } : {}),
+        // A revision runs on its attempt's agent.
+        ...(a.agent !== undefined && a.agent !== s.config.agent.adapter ? { agent: { adapter: a.agent } } : {}),
+      },
       priorRunId,
     ),
   );

@@ -13,6 +13,7 @@ export function planNode(n: PlanNodeInput): PlanNode {
     paths: n.paths ?? [],
     ...(n.budget ? { budget: { ...n.budget } } : {}),
     ...(n.retryPolicy ? { retryPolicy: { ...n.retryPolicy } } : {}),
+    ...(n.agents?.length ? { agents: [...n.agents] } : {}),
     priority: 0,
   };
 }

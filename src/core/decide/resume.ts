@@ -13,7 +13,11 @@ import type { ForgeConfig } from "../schemas/config.js";
 import type { ResumeClass } from "../schemas/retry-policy.js";
 import { isStageOf } from "../stages.js";
 import type { PlanNode, ResumePoint } from "../journal.js";
+import { nextAgent } from "./agents.js";
 import type { Step } from "./step.js";
+import * as effects from "./effects.js";
+import { checkpointRefusedComment } from "../render/run-messages.js";
+import { attemptRef } from "../task-rules.js";
 
 /** What an ended attempt left to continue from. */
 export interface ResumeEvidence {
@@ -90,10 +94,14 @@ export function planResume(s: Step, i: number, ev: ResumeEvidence): void {
         ? "a revision that ended so is retried fresh"
         : priorRunId === undefined
           ? "its job never ran"
-          : ev.checkpointProblem !== undefined
-            ? `its checkpoint was refused: ${ev.checkpointProblem}`
-            : undefined;
+          : undefined;
   if (why) return keep({ fresh: why });
+  // A refused checkpoint is said where people look: on the attempt's PR (or the tracker), beside the retry's event.
+  const refuse = (problem: string) => {
+    s.effect(effects.postComment("checkpoint-refused", attemptRef(t), checkpointRefusedComment(t.id, t.attempts, problem)));
+    keep({ fresh: `its checkpoint was refused: ${problem}` });
+  };
+  if (ev.checkpointProblem !== undefined) return refuse(ev.checkpointProblem);
   const cp = ev.checkpoint;
   if (cp) {
     const problems = checkpointProblems(cp, {
@@ -104,9 +112,10 @@ export function planResume(s: Step, i: number, ev: ResumeEvidence): void {
       maxDepth: s.config.agent.max_depth,
       pushedSha: ev.pushedSha,
     });
-    if (problems.length) return keep({ fresh: `its checkpoint was refused: ${problems.join("; ")}` });
+    if (problems.length) return refuse(problems.join("; "));
   }
-  const session = cp?.agent_session && cp.agent_session.adapter === s.config.agent.adapter ? cp.agent_session : undefined;
+  // A session is continued only by the agent that holds it: after a change of agent the work and its notes go on, the session starts fresh.
+  const session = cp?.agent_session && cp.agent_session.adapter === nextAgent(s, i) ? cp.agent_session : undefined;
   keep({
     resume: {
       reason: ev.cls,

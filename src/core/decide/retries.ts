@@ -7,6 +7,7 @@ import * as effects from "./effects.js";
 import { branchName } from "../layout.js";
 import { agentId } from "./names.js";
 import { planResume, type ResumeEvidence } from "./resume.js";
+import { nextAgent } from "./agents.js";
 import type { InputKind, Step } from "./step.js";
 
 /** How an attempt failed, and whether it is retried by itself. */
@@ -100,7 +101,8 @@ export function retry(s: Step, i: number, kind: InputKind, opts: { counted: bool
   const next = { ...handed, ...(backoff !== undefined ? { notBefore: backoff } : {}) };
   s.replaceTask(i, { ...task, retries, ...(Object.keys(next).length ? { next } : {}) });
   const attempt = t.attempts + 1;
-  const { resume, fresh } = next;
+  const { resume, fresh, switched } = next;
+  const to = switched ? nextAgent(s, i) : undefined;
   s.emit("task.retried", t.id, {
     attemptId: attempt,
     branch: resume?.branch ?? branchName(s.config, s.j.runId, t.id, attempt),
@@ -108,5 +110,6 @@ export function retry(s: Step, i: number, kind: InputKind, opts: { counted: bool
     manual: opts.manual ?? false,
     ...(resume ? { resumes: { fromAttempt: resume.fromAttempt, ...(resume.stage ? { stage: resume.stage } : {}) } } : {}),
     ...(fresh ? { fresh } : {}),
+    ...(switched && to !== switched.from ? { agent: { from: switched.from, to: to!, reason: switched.reason } } : {}),
   });
 }

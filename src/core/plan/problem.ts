@@ -12,6 +12,10 @@ export const PLAN_RULES = {
   "unreadable-json": "dag.json is not valid JSON.",
   "invalid-frontmatter": "A task's or overlay's frontmatter does not match its schema.",
   "unknown-model": "A task's `model` is neither a tier (low, medium, high) nor a model id (letters, digits and . _ : / @ -).",
+  "unknown-agent":
+    "A task's `agent` (or a kind's in the config) names no adapter Forge has (docs/runner.md#adapters); an agent is only ever an adapter's name, never a command.",
+  "model-not-for-agent":
+    "A task's `model` (or a kind's in the config) is a model id one of its agents cannot take (a Claude model on Codex, say): name a tier, or a model of that agent.",
   "removed-field": "A task sets a field Forge no longer reads (`base_ref`: every task branch is cut from the run's integration branch).",
   "invalid-dag": "dag.json does not match its schema.",
   "bad-id": "An id does not match [a-z0-9][a-z0-9._-]*, or cannot be part of a git branch name ('..', or '.lock' or '.' at its end).",

@@ -5,6 +5,7 @@
 import { ID_PATTERN, agentTypeSchema, type AgentType } from "../schemas/common.js";
 import { REMOVED_TASK_FIELDS, TASK_BODY_SECTIONS } from "../schemas/task.js";
 import { fieldPath, type SchemaIssue } from "../problems.js";
+import { agentRuleOf } from "../agents.js";
 import { fieldLines, type FrontmatterFile, type ParsedPlan, type Section, type TaskFile } from "./parse.js";
 import { problem, type PlanRule, type Problem } from "./problem.js";
 
@@ -66,9 +67,11 @@ export function checkFrontmatter(
     const rule: PlanRule =
       field === "id" && issue.code === "invalid_format"
         ? idRule
-        : field === "model" && issue.code === "custom"
-          ? "unknown-model"
-          : "invalid-frontmatter";
+        : issue.code === "custom" && agentRuleOf(issue.message)
+          ? agentRuleOf(issue.message)!
+          : field === "model" && issue.code === "custom"
+            ? "unknown-model"
+            : "invalid-frontmatter";
     out.push(problem(at, rule, issueMessage(issue, f.raw)));
   }
   return true;

@@ -79,6 +79,11 @@ export function pushBlockedComment(taskId: string, reason: string): string {
   return `Forge stopped \`${taskId}\`: ${reason}\n\nForge does not retry it by itself (the same push would be refused again): once the rule lets it through, comment \`/forge retry ${taskId}\`.`;
 }
 
+/** Comment on the task's PR (or the tracker) when an ended attempt's checkpoint was refused: its retry starts fresh. */
+export function checkpointRefusedComment(taskId: string, attempt: number, reason: string): string {
+  return `Forge did not resume \`${taskId}\` from the checkpoint attempt ${attempt} left, which it refused: ${reason}.\n\nThe next attempt starts fresh, on a new branch and pull request; nothing the refused checkpoint says is used.`;
+}
+
 /** Comment on the task's PR when GitHub refused its merge for good. */
 export function mergeRefusedComment(taskId: string, attempt: number, error: string): string {
   return `Forge did not merge \`${taskId}\` (attempt ${attempt}): ${error}. Check the new head and merge the pull request yourself (Forge then carries on), or comment \`/forge cancel\` on the run's tracker to stop the run.`;

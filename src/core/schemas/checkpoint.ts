@@ -12,6 +12,9 @@ import { RESUME_CLASSES } from "./retry-policy.js";
  */
 export const CHECKPOINT_VERSION = 1;
 
+/** A checkpoint file larger than this is refused before it is parsed (one is well under 2 KiB). */
+export const MAX_CHECKPOINT_BYTES = 16 * 1024;
+
 const sha = z.string().regex(/^[0-9a-f]{40}$/);
 /** Stage names are Forge's own (src/core/stages.ts): lower-case words. */
 const stage = z.string().regex(/^[a-z][a-z-]{0,31}$/);
@@ -21,10 +24,10 @@ export const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 export const checkpointSchema = z
   .object({
     checkpoint_version: z.literal(CHECKPOINT_VERSION).describe("Checkpoint format version."),
-    created_at: z.string().describe("When it was written (ISO-8601)."),
-    run_id: z.string().min(1).describe("The run."),
-    task_id: z.string().min(1).describe("The task."),
-    attempt: z.number().int().min(1).describe("The attempt that wrote it."),
+    created_at: z.string().max(40).describe("When it was written (ISO-8601)."),
+    run_id: z.string().min(1).max(200).describe("The run."),
+    task_id: z.string().min(1).max(200).describe("The task."),
+    attempt: z.number().int().min(1).max(10_000).describe("The attempt that wrote it."),
     trace_id: z
       .string()
       .regex(/^[0-9a-f]{16}$/)

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ADAPTERS } from "./adapters.js";
 import { MODEL_ID, MODEL_ROLES, TIER_NAMES, modelSpecSchema, type ModelRole, type TierName } from "../tiers.js";
 import { retryPolicySchema } from "./retry-policy.js";
+import { AGENT_KINDS, kindAgentSchema } from "../agents.js";
 import { DEFAULT_BRANCH_TEMPLATE, DEFAULT_INTEGRATION_BRANCH_TEMPLATE } from "../layout.js";
 
 /**
@@ -15,6 +16,12 @@ export const forgeConfigSchema = z
       .boolean()
       .default(true)
       .describe("Start a run when a plan is merged to the default branch. When false, runs start only with `/forge run <planId>`."),
+    issue_sync: z
+      .enum(["tree", "linked", "off"])
+      .default("tree")
+      .describe(
+        "Which runs show on their tasks' issues (a comment kept up to date on each, the run's summary on the plan's issue, the issues closed when the final PR merges): `tree`, runs of plans built from an issue tree by `/forge plan`; `linked`, also any plan whose tasks name an `issue:`; `off`, none (see docs/formats.md#plans-from-an-issue-tree).",
+      ),
     max_parallel_agents: z
       .number()
       .int()
@@ -112,6 +119,17 @@ export const forgeConfigSchema = z
       .string()
       .optional()
       .describe("Branch the integration branch is cut from and the final PR targets. Default: the repository's default branch."),
+    final_pr: z
+      .object({
+        auto_merge: z
+          .boolean()
+          .default(false)
+          .describe(
+            "Once a person with write access approves the run's final PR, Forge sets it to merge automatically (GitHub's auto-merge, by the method the base's rules allow; through the base's merge queue where it has one). Needs \"Allow auto-merge\" in the repository's settings. Off: a person merges it.",
+          ),
+      })
+      .prefault({})
+      .describe("The run's final PR (integration branch → base) (see docs/executor.md#merge-queue-and-auto-merge)."),
     followups: z
       .object({
         keywords: z
@@ -165,7 +183,13 @@ export const forgeConfigSchema = z
       .describe("Time limits. The runner enforces the agent ones; the App enforces dispatch and liveness."),
     agent: z
       .object({
-        adapter: z.enum(ADAPTERS).default("claude").describe("Which agent CLI runs tasks."),
+        adapter: z.enum(ADAPTERS).default("claude").describe("Which agent CLI runs tasks (a kind's `kinds` entry or a task's `agent` may choose another)."),
+        kinds: z
+          .partialRecord(z.enum(AGENT_KINDS), kindAgentSchema)
+          .optional()
+          .describe(
+            "Per agent kind (`1`, `2`, `3`, `refinery`): `{ agent, model }` — its agent (an adapter name, or an ordered fallback list) and the model of its implementer sessions, over `adapter` and `models.implementer`; a task's own `agent` and `model` win (see docs/runner.md#agents-per-task).",
+          ),
         model: modelSpecSchema
           .optional()
           .describe("A tier (low, medium, high) or a model id for every agent session without a model of its own (see docs/runner.md#model-tiers)."),
@@ -186,7 +210,7 @@ export const forgeConfigSchema = z
               .strict(),
           )
           .optional()
-          .describe("The model of each tier, per adapter, over Forge's defaults (claude: haiku, sonnet, opus; codex: gpt-5.5 at low, medium and high reasoning effort; gemini: gemini-2.5-flash, gemini-2.5-pro, gemini-2.5-pro)."),
+          .describe("The model of each tier, per adapter, over Forge's defaults (claude: haiku, sonnet, opus; codex: gpt-5.5 at low, medium and high reasoning effort; gemini: gemini-2.5-flash, gemini-2.5-pro, gemini-2.5-pro; opencode: gpt-5.5; qwen: qwen3-coder-flash, qwen3-coder-plus, qwen3-coder-plus; copilot: claude-haiku-4-5, claude-sonnet-4-5, claude-opus-4-5)."),
         long_context: z
           .boolean()
           .default(false)

@@ -24,6 +24,14 @@ export const dagSchema = z
         createdBy: z.string().describe("Who or what wrote it (a person, or the Captain agent)."),
         totalTasks: z.number().int().min(0).describe("Number of nodes of type task."),
         totalRefineries: z.number().int().min(0).describe("Number of nodes of type refinery."),
+        issue: z
+          .number()
+          .int()
+          .positive()
+          .optional()
+          .describe(
+            "The issue whose sub-issues the plan was built from (`/forge plan` on an issue tree): the run's summary is shown on it (see docs/formats.md#plans-from-an-issue-tree).",
+          ),
       })
       .strict()
       .describe("Facts about the plan; the totals must match the nodes."),

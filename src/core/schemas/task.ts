@@ -2,6 +2,7 @@ import { z } from "zod";
 import { agentTypeSchema, taskBudgetSchema, taskIdSchema } from "./common.js";
 import { taskRetryPolicySchema } from "./retry-policy.js";
 import { modelSpecSchema } from "../tiers.js";
+import { agentChoiceSchema, checkModelFits } from "../agents.js";
 
 /** Frontmatter of `.forge/plans/<planId>/tasks/<taskId>.md` (see docs/formats.md#task-front-matter). */
 export const taskFrontmatterSchema = z
@@ -27,6 +28,19 @@ export const taskFrontmatterSchema = z
     model: modelSpecSchema
       .optional()
       .describe("A tier (low, medium, high) or a model id for this task's implementing sessions, over the config's (see docs/runner.md#model-tiers)."),
+    issue: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        "The issue of this repository the task does: its PR links it, and the issue shows the task's state and closes when the run's final PR merges (see docs/formats.md#plans-from-an-issue-tree).",
+      ),
+    agent: agentChoiceSchema
+      .optional()
+      .describe(
+        "The agent that runs this task, over its kind's (`agent.kinds`) and the config's `agent.adapter`: one adapter name, or an ordered list whose next agent takes the next attempt when one is stopped by its provider (a usage limit, a rate limit) — see docs/runner.md#agents-per-task.",
+      ),
     test_command: z.string().optional().describe("Command that verifies this task, overriding the config's test_command."),
     budget: taskBudgetSchema.optional().describe("The task's own caps, overriding the config's `budgets` (see docs/runner.md#budgets)."),
     retry_policy: taskRetryPolicySchema.optional(),
@@ -38,6 +52,7 @@ export const taskFrontmatterSchema = z
       ),
   })
   .strict()
+  .superRefine((t, ctx) => checkModelFits(t.agent, t.model, ctx))
   .describe("A Forge task: YAML frontmatter of a task file.");
 
 export type TaskFrontmatter = z.infer<typeof taskFrontmatterSchema>;

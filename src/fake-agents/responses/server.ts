@@ -8,7 +8,10 @@ import type { ResponsesRequest, ResponsesScript, ResponsesTurn } from "./script.
 import { estimateTokens, hex, responseBody, responsesSseEvents } from "./stream.js";
 
 /** kind `main`: a conversation turn (it offers tools); `side`: any other /v1/responses call; `models`; `other`. */
-export type RecordedResponsesRequest = ScriptedRequestRecord<ResponsesRequest, "main" | "side" | "models" | "other">;
+export interface RecordedResponsesRequest extends ScriptedRequestRecord<ResponsesRequest, "main" | "side" | "models" | "other"> {
+  /** An answer's tokens, as its `usage` reports them: input (conversation + instructions) and output. */
+  tokens?: { input: number; output: number };
+}
 
 export type InjectedResponsesError = ScriptedError<429 | 500 | 503 | 400 | 401 | 403>;
 
@@ -120,6 +123,9 @@ export async function startResponsesServer(options: ResponsesServerOptions): Pro
       }
 
       reply(200);
+      // What the answer bills, as its `usage` says: for benches that count a session's tokens.
+      const usage = responseBody(turn, model, inputTokens, index).usage as { input_tokens: number; output_tokens: number } | null;
+      if (usage) record.tokens = { input: usage.input_tokens, output: usage.output_tokens };
       if (body.stream) {
         sseHead(res, { "x-request-id": `req_${hex(12)}` });
         const events = responsesSseEvents(turn, model, inputTokens, index, chunkSize);

@@ -160,7 +160,16 @@ describe("issue_comment", () => {
     await app.receive(
       delivery("issue_comment", {
         action: "created",
-        issue: { number: 9, title: "CSV export", body, state: "open", user: user("octocat"), labels: [] },
+        // GitHub counts the issue's sub-issues in the payload: none, so the App asks no more (no issue tree).
+        issue: {
+          number: 9,
+          title: "CSV export",
+          body,
+          state: "open",
+          user: user("octocat"),
+          labels: [],
+          sub_issues_summary: { total: 0, completed: 0, percent_completed: 0 },
+        },
         comment: { id: 4242, body: "/forge plan", user: user("octocat"), author_association: "MEMBER" },
         sender: user("octocat"),
       }),
@@ -194,6 +203,8 @@ describe("issue_comment", () => {
       workflow_runs: [{ id: 6100, head_branch: "forge/_plan-9", status: "in_progress", conclusion: null, event: "workflow_dispatch" }],
     });
     gh.issueAsEdited(9, { title: "CSV export", body: "x", lastEditedAt: "2026-01-01T00:00:00Z" });
+    // A payload without the count of sub-issues: the App asks, and there are none (no issue tree).
+    gh.reply(`GET ${R}/issues/9/sub_issues?per_page=100`, 200, []);
     const said = gh.comment(9);
 
     await app.receive(

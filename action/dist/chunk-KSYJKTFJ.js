@@ -1,14 +1,19 @@
 import { createRequire as __forgeCreateRequire } from 'node:module';
 const require = __forgeCreateRequire(import.meta.url);
 import {
+  ADAPTERS,
+  AGENT_KINDS,
   ALL_EXIT_CODES,
   ID_PATTERN,
   MODEL_ID,
   MODEL_ROLES,
   RESUME_CLASSES,
   TIER_NAMES,
+  agentRuleOf,
   agentTypeSchema,
+  dispatchAgentSchema,
   external_exports,
+  kindAgentSchema,
   modelSpecSchema,
   problem,
   require_dist,
@@ -17,7 +22,7 @@ import {
   taskRetryPolicySchema,
   taskStatusSchema,
   zodProblems
-} from "./chunk-PJ3Z7AOS.js";
+} from "./chunk-YJPOCTHW.js";
 import {
   __commonJS,
   __toESM
@@ -1862,6 +1867,7 @@ var taskRecordsDir = (runId, taskId) => `.forge/runs/${runId}/${taskId}`;
 var attemptDir = (runId, taskId, attempt) => `${taskRecordsDir(runId, taskId)}/${attempt}`;
 var walkthroughPath = (runId, taskId, attempt) => `${attemptDir(runId, taskId, attempt)}/walkthrough.md`;
 var resultPath = (runId, taskId, attempt) => `${attemptDir(runId, taskId, attempt)}/result.json`;
+var checkpointPath = (runId, taskId, attempt) => `${attemptDir(runId, taskId, attempt)}/checkpoint.json`;
 var executionReportPath = (runId, taskId, attempt) => `${attemptDir(runId, taskId, attempt)}/execution-report.md`;
 var planDir = (planId) => `.forge/plans/${planId}`;
 function parsePlanPath(path) {
@@ -1896,7 +1902,9 @@ var TRAILERS = {
   agent: "Forge-Agent",
   exit: "Forge-Exit",
   /** A revision of the attempt on its PR (docs/executor.md#iterations); absent on the attempt's first run. */
-  iteration: "Forge-Iteration"
+  iteration: "Forge-Iteration",
+  /** The runner's checkpoint commit after a stage (the stage's name): it adds only the attempt's checkpoint and its agent's conversation. */
+  checkpoint: "Forge-Checkpoint"
 };
 var DISPATCH_INPUTS = {
   runId: "run_id",
@@ -1908,13 +1916,13 @@ var DISPATCH_INPUTS = {
 var checkRunName = (taskId) => `forge \xB7 ${taskId}`;
 var LABELS = { tracker: "forge:run", changeRequest: "forge:change-request", task: "forge:task" };
 
-// src/core/schemas/adapters.ts
-var ADAPTERS = ["claude", "codex", "gemini", "command"];
-
 // src/core/schemas/config.ts
 var forgeConfigSchema = external_exports.object({
   version: external_exports.literal(1).default(1).describe("Config format version. Only 1 exists."),
   autostart: external_exports.boolean().default(true).describe("Start a run when a plan is merged to the default branch. When false, runs start only with `/forge run <planId>`."),
+  issue_sync: external_exports.enum(["tree", "linked", "off"]).default("tree").describe(
+    "Which runs show on their tasks' issues (a comment kept up to date on each, the run's summary on the plan's issue, the issues closed when the final PR merges): `tree`, runs of plans built from an issue tree by `/forge plan`; `linked`, also any plan whose tasks name an `issue:`; `off`, none (see docs/formats.md#plans-from-an-issue-tree)."
+  ),
   max_parallel_agents: external_exports.number().int().min(1).max(256).default(5).describe("Maximum number of agents running at once in one run (see docs/executor.md#scheduling)."),
   heartbeat_interval_seconds: external_exports.number().positive().default(30).describe("How often the runner checks the agent's progress (its output stream), in seconds (see docs/runner.md#heartbeats)."),
   stale_threshold_seconds: external_exports.number().positive().default(60).describe("Seconds without agent progress after which the runner declares the agent stalled: 2 missed heartbeats (see docs/runner.md#heartbeats)."),
@@ -1941,6 +1949,11 @@ var forgeConfigSchema = external_exports.object({
   branch_template: external_exports.string().regex(/\{runId\}/, "must contain {runId}").regex(/\{taskId\}/, "must contain {taskId}").regex(/\{attempt\}/, "must contain {attempt}").default(DEFAULT_BRANCH_TEMPLATE).describe("Task branch name. Placeholders: {runId}, {taskId}, {attempt}. Run-scoped so two runs never share a branch (see docs/formats.md#branches)."),
   integration_branch_template: external_exports.string().regex(/\{runId\}/, "must contain {runId}").default(DEFAULT_INTEGRATION_BRANCH_TEMPLATE).describe("The run's integration branch, which task PRs target. Placeholder: {runId}. Forge's own names start with '_', which no task id can, so they never collide with task branches."),
   base_branch: external_exports.string().optional().describe("Branch the integration branch is cut from and the final PR targets. Default: the repository's default branch."),
+  final_pr: external_exports.object({
+    auto_merge: external_exports.boolean().default(false).describe(
+      `Once a person with write access approves the run's final PR, Forge sets it to merge automatically (GitHub's auto-merge, by the method the base's rules allow; through the base's merge queue where it has one). Needs "Allow auto-merge" in the repository's settings. Off: a person merges it.`
+    )
+  }).prefault({}).describe("The run's final PR (integration branch \u2192 base) (see docs/executor.md#merge-queue-and-auto-merge)."),
   followups: external_exports.object({
     keywords: external_exports.array(external_exports.string().min(1)).default(["bug", "fix", "broken", "regression"]).describe("A follow-up containing one of these words (case-insensitive, whole word) spawns a Type 1 agent outside the DAG."),
     spawn_open_ended: external_exports.boolean().default(false).describe("Also spawn agents for follow-ups without a keyword (refactor, investigate, \u2026). Otherwise they are only logged."),
@@ -1961,7 +1974,10 @@ var forgeConfigSchema = external_exports.object({
     liveness_minutes: external_exports.number().positive().default(10).describe("A started attempt with no sign of life (job events, reconciler sweeps) for this long is STALE.")
   }).prefault({}).describe("Time limits. The runner enforces the agent ones; the App enforces dispatch and liveness."),
   agent: external_exports.object({
-    adapter: external_exports.enum(ADAPTERS).default("claude").describe("Which agent CLI runs tasks."),
+    adapter: external_exports.enum(ADAPTERS).default("claude").describe("Which agent CLI runs tasks (a kind's `kinds` entry or a task's `agent` may choose another)."),
+    kinds: external_exports.partialRecord(external_exports.enum(AGENT_KINDS), kindAgentSchema).optional().describe(
+      "Per agent kind (`1`, `2`, `3`, `refinery`): `{ agent, model }` \u2014 its agent (an adapter name, or an ordered fallback list) and the model of its implementer sessions, over `adapter` and `models.implementer`; a task's own `agent` and `model` win (see docs/runner.md#agents-per-task)."
+    ),
     model: modelSpecSchema.optional().describe("A tier (low, medium, high) or a model id for every agent session without a model of its own (see docs/runner.md#model-tiers)."),
     models: external_exports.object(Object.fromEntries(MODEL_ROLES.map((r) => [r, modelSpecSchema.optional()]))).strict().optional().describe(
       "A tier or a model id per role: implementer (implement, work, fix, merge stages; default high), analyst (plan, walkthrough; medium), verifier (verify; low), sentinel (every sentinel role; low), captain (high). A role without one takes `model`, else its default tier."
@@ -1971,7 +1987,7 @@ var forgeConfigSchema = external_exports.object({
       external_exports.object(Object.fromEntries(
         TIER_NAMES.map((t) => [t, external_exports.string().regex(MODEL_ID, "not a model id").optional().describe(`The model of the ${t} tier.`)])
       )).strict()
-    ).optional().describe("The model of each tier, per adapter, over Forge's defaults (claude: haiku, sonnet, opus; codex: gpt-5.5 at low, medium and high reasoning effort; gemini: gemini-2.5-flash, gemini-2.5-pro, gemini-2.5-pro)."),
+    ).optional().describe("The model of each tier, per adapter, over Forge's defaults (claude: haiku, sonnet, opus; codex: gpt-5.5 at low, medium and high reasoning effort; gemini: gemini-2.5-flash, gemini-2.5-pro, gemini-2.5-pro; opencode: gpt-5.5; qwen: qwen3-coder-flash, qwen3-coder-plus, qwen3-coder-plus)."),
     long_context: external_exports.boolean().default(false).describe(
       "Claude Code on Anthropic's API: run its models in their 1M-token context variant (the `context-1m` beta; Haiku has none). Off for other providers (another ANTHROPIC_BASE_URL, Vertex, Bedrock) and other adapters."
     ),
@@ -2038,7 +2054,10 @@ function parseYamlConfig(file, text, schema) {
   }
   const parsed = schema.safeParse(raw);
   if (parsed.success) return { ok: true, config: parsed.data };
-  return { ok: false, problems: zodProblems(parsed.error, file).map((p) => problem(p, "invalid-frontmatter", p.message)) };
+  return {
+    ok: false,
+    problems: zodProblems(parsed.error, file).map((p) => problem(p, agentRuleOf(p.message) ?? "invalid-frontmatter", p.message))
+  };
 }
 function parseConfigText(text) {
   return parseYamlConfig(CONFIG_PATH, text, forgeConfigSchema);
@@ -2106,15 +2125,16 @@ function bounded(text, max) {
 
 // src/core/schemas/checkpoint.ts
 var CHECKPOINT_VERSION = 1;
+var MAX_CHECKPOINT_BYTES = 16 * 1024;
 var sha = external_exports.string().regex(/^[0-9a-f]{40}$/);
 var stage = external_exports.string().regex(/^[a-z][a-z-]{0,31}$/);
 var SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 var checkpointSchema = external_exports.object({
   checkpoint_version: external_exports.literal(CHECKPOINT_VERSION).describe("Checkpoint format version."),
-  created_at: external_exports.string().describe("When it was written (ISO-8601)."),
-  run_id: external_exports.string().min(1).describe("The run."),
-  task_id: external_exports.string().min(1).describe("The task."),
-  attempt: external_exports.number().int().min(1).describe("The attempt that wrote it."),
+  created_at: external_exports.string().max(40).describe("When it was written (ISO-8601)."),
+  run_id: external_exports.string().min(1).max(200).describe("The run."),
+  task_id: external_exports.string().min(1).max(200).describe("The task."),
+  attempt: external_exports.number().int().min(1).max(1e4).describe("The attempt that wrote it."),
   trace_id: external_exports.string().regex(/^[0-9a-f]{16}$/).describe("The attempt's trace id."),
   completed_stages: external_exports.array(external_exports.object({ name: stage.describe("The stage."), exit_code: external_exports.number().int().describe("The stage's exit code.") }).strict()).max(32).describe("Stages that ended well (exit 0 or 12), in order."),
   pending_stages: external_exports.array(stage).max(32).describe("Stages still to run, in order: a resumed attempt starts at the first."),
@@ -2254,6 +2274,7 @@ var attemptRecordSchema = external_exports.object({
   answeredHeads: external_exports.array(external_exports.string()).optional().describe("Heads whose failing checks a fix revision already took."),
   reviewIterations: external_exports.number().int().min(0).optional().describe("Revisions started by reviews or `/forge fix`."),
   ciFixes: external_exports.number().int().min(0).optional().describe("Revisions started by failing required checks."),
+  agent: external_exports.enum(ADAPTERS).optional().describe("The agent (adapter) the attempt runs on, as its dispatch told its job."),
   resumed: resumePointSchema.omit({ branch: true, prNumber: true, priorRunId: true, session: true }).optional().describe("The attempt continues an earlier attempt's work on its branch and PR: which, why, and from which stage."),
   revision: revisionRecordSchema.describe("The current run of the attempt's agent.")
 }).strict();
@@ -2262,8 +2283,13 @@ var nextAttemptSchema = external_exports.object({
   refinement: external_exports.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
   answer: external_exports.string().optional().describe("A person's answer or message from /forge retry."),
   resume: resumePointSchema.optional().describe("The retry policy resumes the work: the next attempt continues on this branch and PR (absent: it starts fresh)."),
-  fresh: external_exports.string().optional().describe("Why the next attempt starts fresh although the retry policy would resume it (a refused checkpoint, say).")
+  fresh: external_exports.string().optional().describe("Why the next attempt starts fresh although the retry policy would resume it (a refused checkpoint, say)."),
+  switched: external_exports.object({
+    from: external_exports.enum(ADAPTERS).describe("The agent of the attempt that ended."),
+    reason: external_exports.string().describe("Why the next attempt goes to the next agent of the list.")
+  }).strict().optional().describe("The next attempt goes to another agent than the last one's (docs/executor.md#agent-fallback).")
 }).strict();
+var AGENT_HISTORY = 20;
 var taskStateSchema = external_exports.object({
   id: external_exports.string().describe("Task id (same as the plan node)."),
   status: taskStatusSchema,
@@ -2281,6 +2307,16 @@ var taskStateSchema = external_exports.object({
   agentMs: external_exports.number().int().min(0).optional().describe("Time the task's agents worked, over its finished attempts (milliseconds)."),
   budgetExtraUsd: external_exports.number().min(0).optional().describe("Dollars added to the task's budget by /forge budget <task> +<amount>."),
   approved: external_exports.boolean().optional().describe("A person approved this refinery's merge (refinery_approval)."),
+  fallback: external_exports.number().int().min(1).optional().describe(
+    "The position in the task's agent list of the agent its next attempts go to (absent: the first): moved on by a usage limit or a provider failure."
+  ),
+  agents: external_exports.array(
+    external_exports.object({
+      attempt: external_exports.number().int().min(1).describe("The attempt."),
+      agent: external_exports.enum(ADAPTERS).describe("The agent (adapter) it ran on."),
+      why: external_exports.string().optional().describe("Why it ran on another agent than the attempt before it.")
+    }).strict()
+  ).optional().describe(`Which agent each attempt ran on, oldest first (the latest ${AGENT_HISTORY} kept).`),
   attempt: attemptRecordSchema.optional().describe("The current attempt: from its dispatch until the task is retried (absent while the task is PENDING).")
 }).strict();
 function newTask(id) {
@@ -2417,6 +2453,7 @@ var effectSchema = external_exports.discriminatedUnion("kind", [
     context: external_exports.object({
       refinement: external_exports.string().optional().describe("Refinement document of the previous attempt (exit 10)."),
       answer: external_exports.string().optional().describe("A person's answer or message from /forge retry."),
+      agent: dispatchAgentSchema.optional(),
       feedback: external_exports.array(feedbackSchema).optional().describe("A revision: the feedback it must answer."),
       prNumber: external_exports.number().int().optional().describe("A revision: the PR it revises."),
       resume: resumeContextSchema.optional(),
@@ -2525,6 +2562,7 @@ var planNodeSchema = external_exports.object({
   paths: external_exports.array(external_exports.string()).default([]).describe("Declared file scope (globs), for conflict prediction."),
   budget: taskBudgetSchema.optional().describe("The task's own budget caps, from its front matter."),
   retryPolicy: taskRetryPolicySchema.optional().describe("The task's own retry policy, from its front matter `retry_policy`."),
+  agents: external_exports.array(external_exports.enum(ADAPTERS)).min(1).optional().describe("The task's own agents in fallback order, from its front matter `agent` (absent: its kind's, else the config's)."),
   priority: external_exports.number().int().min(0).default(0).describe("Number of nodes downstream of it; ready tasks with more go first.")
 }).strict();
 var changeRequestStateSchema = external_exports.object({
@@ -3085,7 +3123,7 @@ var walkthroughFrontmatterSchema = external_exports.object({
   ).default([]).describe("Tests the agent ran and their results."),
   risks: external_exports.array(external_exports.string()).default([]).describe("Risks the reviewer should know; each becomes a warning event."),
   followups: external_exports.array(external_exports.string()).default([]).describe("Work left for later; bug-like ones spawn follow-up agents."),
-  agent: external_exports.string().optional().describe("Agent adapter that did the work (claude, codex, gemini, command)."),
+  agent: external_exports.string().optional().describe("Agent adapter that did the work (claude, codex, gemini, opencode, qwen, command)."),
   model: external_exports.string().optional().describe("Model used, where known."),
   models: external_exports.array(
     external_exports.object({
@@ -3236,6 +3274,7 @@ export {
   attemptDir,
   walkthroughPath,
   resultPath,
+  checkpointPath,
   executionReportPath,
   planDir,
   parsePlanPath,
@@ -3257,11 +3296,13 @@ export {
   feedbackSchema,
   bounded,
   CHECKPOINT_VERSION,
+  MAX_CHECKPOINT_BYTES,
   checkpointSchema,
   resumeContextSchema,
   liveProgressLine,
   parseLiveProgress,
   squashUpstreamSchema,
+  AGENT_HISTORY,
   newTask,
   newAttempt,
   newRevision,
@@ -3306,6 +3347,7 @@ export {
   isStageOf,
   SENTINEL_TYPES,
   DEFAULT_STAGES,
+  stripForgeMarkers,
   asData,
   fenceFor,
   inlineData,

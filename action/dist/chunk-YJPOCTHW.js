@@ -27100,7 +27100,9 @@ var DEFAULT_ROLE_TIERS = {
 var DEFAULT_TIER_MODELS = {
   claude: { low: "haiku", medium: "sonnet", high: "opus" },
   codex: { low: "gpt-5.5", medium: "gpt-5.5", high: "gpt-5.5" },
-  gemini: { low: "gemini-2.5-flash", medium: "gemini-2.5-pro", high: "gemini-2.5-pro" }
+  gemini: { low: "gemini-2.5-flash", medium: "gemini-2.5-pro", high: "gemini-2.5-pro" },
+  opencode: { low: "gpt-5.5", medium: "gpt-5.5", high: "gpt-5.5" },
+  qwen: { low: "qwen3-coder-flash", medium: "qwen3-coder-plus", high: "qwen3-coder-plus" }
 };
 var STAGE_ROLES = {
   plan: "analyst",
@@ -27269,6 +27271,89 @@ function sortProblems(problems) {
   return problems.map((p, i) => ({ p, i })).sort((a, b) => (a.p.file < b.p.file ? -1 : a.p.file > b.p.file ? 1 : 0) || (a.p.line ?? 0) - (b.p.line ?? 0) || a.i - b.i).map(({ p }) => p);
 }
 
+// src/core/schemas/adapters.ts
+var ADAPTERS = ["claude", "codex", "gemini", "opencode", "qwen", "command"];
+
+// src/core/agents.ts
+var MAX_AGENTS = 5;
+function isAdapterName(v) {
+  return typeof v === "string" && ADAPTERS.includes(v);
+}
+var AGENT_PROBLEM = { unknown: "unknown agent", model: "model not for agent" };
+var shown = (v) => JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}\u2026` : v);
+function unknownAgent(name) {
+  return `${AGENT_PROBLEM.unknown} ${shown(name)}: use one of ${ADAPTERS.join(", ")}`;
+}
+var agentChoiceSchema = external_exports.union([external_exports.string(), external_exports.array(external_exports.string()).min(1).max(MAX_AGENTS)]).superRefine((v, ctx) => {
+  const names = typeof v === "string" ? [v] : v;
+  names.forEach((name, i) => {
+    if (!isAdapterName(name)) ctx.addIssue({ code: "custom", path: typeof v === "string" ? [] : [i], message: unknownAgent(name) });
+  });
+}).describe(
+  `The agent that runs it \u2014 one of ${ADAPTERS.join(", ")} \u2014 or an ordered list of them: the first runs it, and an attempt stopped by its provider (a usage limit, a rate limit) hands the next attempt to the next one (at most ${MAX_AGENTS}).`
+);
+function agentList(choice) {
+  if (choice === void 0) return void 0;
+  const names = typeof choice === "string" ? [choice] : choice;
+  return names.every(isAdapterName) && names.length > 0 ? [...names] : void 0;
+}
+var FAMILIES = {
+  anthropic: /^(?:claude(?:-|$)|haiku|sonnet|opus|(?:[a-z]{2}\.)?anthropic\.)/i,
+  openai: /^(?:gpt-|o[1-9](?:-|$)|codex-|chatgpt-)/i,
+  google: /^(?:gemini-|gemma-)/i
+};
+var ADAPTER_FAMILIES = {
+  claude: ["anthropic"],
+  codex: ["openai"],
+  gemini: ["google"]
+};
+function modelAgentProblem(adapter, spec) {
+  const takes = ADAPTER_FAMILIES[adapter];
+  if (!takes || isTierName(spec.replace(/-tier$/, ""))) return void 0;
+  const family = Object.keys(FAMILIES).find((f) => FAMILIES[f].test(spec));
+  if (family === void 0 || takes.includes(family)) return void 0;
+  return `${AGENT_PROBLEM.model}: ${adapter} cannot take the ${family} model ${shown(spec)}; name a tier (low, medium, high), which each agent maps to its own model, or a model of its own`;
+}
+var kindAgentSchema = external_exports.object({
+  agent: agentChoiceSchema.optional(),
+  model: modelSpecSchema.optional().describe("A tier or a model id for the kind's implementer sessions, under a task's own `model`.")
+}).strict().superRefine((v, ctx) => checkModelFits(v.agent, v.model, ctx));
+function checkModelFits(agent, model, ctx) {
+  const agents = agentList(agent);
+  if (!agents || model === void 0) return;
+  for (const a of agents) {
+    const problem2 = modelAgentProblem(a, model);
+    if (problem2) {
+      ctx.addIssue({ code: "custom", path: ["model"], message: problem2 });
+      return;
+    }
+  }
+}
+var AGENT_KINDS = ["1", "2", "3", "refinery"];
+function agentsOf(node2, agent) {
+  const own2 = agentList(node2.agents);
+  if (own2) return { agents: own2, source: "task" };
+  const kind = agentList(agent.kinds?.[node2.agentType]?.agent);
+  if (kind) return { agents: kind, source: "kind" };
+  return { agents: isAdapterName(agent.adapter) ? [agent.adapter] : ["claude"], source: "config" };
+}
+function kindModel(agentType, agent) {
+  return agent.kinds?.[agentType]?.model;
+}
+function agentRuleOf(message) {
+  if (message.startsWith(AGENT_PROBLEM.unknown)) return "unknown-agent";
+  if (message.startsWith(AGENT_PROBLEM.model)) return "model-not-for-agent";
+  return void 0;
+}
+var AGENT_REASON_MAX = 300;
+var dispatchAgentSchema = external_exports.object({
+  adapter: external_exports.enum(ADAPTERS).describe("The adapter the attempt runs on."),
+  switched: external_exports.object({
+    from: external_exports.enum(ADAPTERS).describe("The previous attempt's adapter."),
+    reason: external_exports.string().max(AGENT_REASON_MAX).describe("Why the attempt runs on another agent.")
+  }).strict().optional().describe("The attempt goes to the next agent of the task's list: from which, and why.")
+}).strict().describe("The agent the attempt runs on (docs/runner.md#agents-per-task).");
+
 // src/core/schemas/retry-policy.ts
 var RESUME_CLASSES = ["stale", "lost", "usage_limit", "budget", "failure", "refinement"];
 var way = external_exports.enum(["resume", "fresh"]);
@@ -27324,13 +27409,19 @@ var taskFrontmatterSchema = external_exports.object({
   artifacts: external_exports.array(external_exports.string()).optional().describe("Files the task is expected to produce."),
   paths: external_exports.array(external_exports.string().min(1)).optional().describe("Declared file scope (glob patterns); used to predict conflicts between tasks in flight."),
   model: modelSpecSchema.optional().describe("A tier (low, medium, high) or a model id for this task's implementing sessions, over the config's (see docs/runner.md#model-tiers)."),
+  issue: external_exports.number().int().positive().optional().describe(
+    "The issue of this repository the task does: its PR links it, and the issue shows the task's state and closes when the run's final PR merges (see docs/formats.md#plans-from-an-issue-tree)."
+  ),
+  agent: agentChoiceSchema.optional().describe(
+    "The agent that runs this task, over its kind's (`agent.kinds`) and the config's `agent.adapter`: one adapter name, or an ordered list whose next agent takes the next attempt when one is stopped by its provider (a usage limit, a rate limit) \u2014 see docs/runner.md#agents-per-task."
+  ),
   test_command: external_exports.string().optional().describe("Command that verifies this task, overriding the config's test_command."),
   budget: taskBudgetSchema.optional().describe("The task's own caps, overriding the config's `budgets` (see docs/runner.md#budgets)."),
   retry_policy: taskRetryPolicySchema.optional(),
   sentinel: external_exports.boolean().optional().describe(
     "false: no sentinel checks this task after its own stages, whatever the config's `sentinel.enabled` says; true: one does even when the config turns it off. A refinery verifies in its own stages and may not set it."
   )
-}).strict().describe("A Forge task: YAML frontmatter of a task file.");
+}).strict().superRefine((t, ctx) => checkModelFits(t.agent, t.model, ctx)).describe("A Forge task: YAML frontmatter of a task file.");
 var REMOVED_TASK_FIELDS = {
   base_ref: "is no longer supported: every task branch is cut from the run's integration branch, which holds the work of its dependencies; remove the field"
 };
@@ -30418,11 +30509,11 @@ function readFrontMatter(file2, text) {
   const opening = (eol === -1 ? src.slice(3) : src.slice(3, eol)).replace(/\r$/, "");
   const language = opening.trim();
   if (language !== "") {
-    const shown = language.length > 40 ? `${language.slice(0, 40)}\u2026` : language;
+    const shown2 = language.length > 40 ? `${language.slice(0, 40)}\u2026` : language;
     return {
       ...none,
       present: true,
-      problem: { kind: "language", file: file2, line: 1, message: `front matter language '${shown}' is not allowed: Forge reads YAML only` }
+      problem: { kind: "language", file: file2, line: 1, message: `front matter language '${shown2}' is not allowed: Forge reads YAML only` }
     };
   }
   if (eol === -1) return none;
@@ -30506,7 +30597,10 @@ var dagSchema = external_exports.object({
     createdAt: external_exports.string().describe("When the plan was written (ISO-8601)."),
     createdBy: external_exports.string().describe("Who or what wrote it (a person, or the Captain agent)."),
     totalTasks: external_exports.number().int().min(0).describe("Number of nodes of type task."),
-    totalRefineries: external_exports.number().int().min(0).describe("Number of nodes of type refinery.")
+    totalRefineries: external_exports.number().int().min(0).describe("Number of nodes of type refinery."),
+    issue: external_exports.number().int().positive().optional().describe(
+      "The issue whose sub-issues the plan was built from (`/forge plan` on an issue tree): the run's summary is shown on it (see docs/formats.md#plans-from-an-issue-tree)."
+    )
   }).strict().describe("Facts about the plan; the totals must match the nodes.")
 }).strict().describe("The plan's DAG.");
 
@@ -30775,7 +30869,7 @@ function checkFrontmatter(f, out, idRule, removed = {}) {
       out.push(problem(at, "removed-field", `${field} ${gone}`));
       continue;
     }
-    const rule = field === "id" && issue2.code === "invalid_format" ? idRule : field === "model" && issue2.code === "custom" ? "unknown-model" : "invalid-frontmatter";
+    const rule = field === "id" && issue2.code === "invalid_format" ? idRule : issue2.code === "custom" && agentRuleOf(issue2.message) ? agentRuleOf(issue2.message) : field === "model" && issue2.code === "custom" ? "unknown-model" : "invalid-frontmatter";
     out.push(problem(at, rule, issueMessage(issue2, f.raw)));
   }
   return true;
@@ -31046,6 +31140,38 @@ function sameList(a, b) {
 }
 
 // src/core/plan/graph.ts
+function indexGraph(nodes) {
+  const index = /* @__PURE__ */ new Map();
+  const ids = [];
+  const kept = [];
+  for (const node2 of nodes) {
+    if (index.has(node2.id)) continue;
+    index.set(node2.id, ids.length);
+    ids.push(node2.id);
+    kept.push(node2);
+  }
+  let edges = 0;
+  for (const node2 of kept) edges += node2.dependencies.length;
+  const start = new Int32Array(ids.length + 1);
+  const targets = new Int32Array(edges);
+  const depIndex = new Int32Array(edges);
+  const lastSeen = new Int32Array(ids.length).fill(-1);
+  let e = 0;
+  for (let v = 0; v < kept.length; v++) {
+    start[v] = e;
+    const deps = kept[v].dependencies;
+    for (let j = 0; j < deps.length; j++) {
+      const w = index.get(deps[j]);
+      if (w === void 0 || w === v || lastSeen[w] === v) continue;
+      lastSeen[w] = v;
+      targets[e] = w;
+      depIndex[e] = j;
+      e++;
+    }
+  }
+  start[kept.length] = e;
+  return { ids, index, start, targets: targets.subarray(0, e), depIndex: depIndex.subarray(0, e) };
+}
 function findCyclesIndexed(g) {
   const n = g.ids.length;
   const { start, targets } = g;
@@ -31141,6 +31267,10 @@ function shortestCycleThrough(g, s, component, c, parent) {
 function depIndexOf(g, v, w) {
   for (let e = g.start[v]; e < g.start[v + 1]; e++) if (g.targets[e] === w) return g.depIndex[e];
   return 0;
+}
+function findCycles(nodes) {
+  const g = indexGraph(nodes);
+  return findCyclesIndexed(g).map((c) => c.path.map((v) => g.ids[v]));
 }
 
 // src/core/plan/validate-overlays.ts
@@ -31508,6 +31638,7 @@ export {
   zodProblems,
   formatProblem,
   external_exports,
+  ADAPTERS,
   TIER_NAMES,
   MODEL_ROLES,
   MODEL_ID,
@@ -31518,6 +31649,14 @@ export {
   MODELS_ENV,
   modelsEnvValue,
   modelFromEnv,
+  agentList,
+  kindAgentSchema,
+  AGENT_KINDS,
+  agentsOf,
+  kindModel,
+  agentRuleOf,
+  AGENT_REASON_MAX,
+  dispatchAgentSchema,
   RESUME_CLASSES,
   retryPolicySchema,
   taskRetryPolicySchema,
@@ -31545,6 +31684,7 @@ export {
   parsePlan,
   parseTaskFile,
   checkFrontmatter,
+  findCycles,
   validatePlan,
   validateDagChange
 };

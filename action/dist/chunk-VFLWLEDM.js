@@ -8,7 +8,7 @@ import {
   parsePlan,
   require_dist,
   signalStatusOf
-} from "./chunk-PJ3Z7AOS.js";
+} from "./chunk-YJPOCTHW.js";
 import {
   __toESM
 } from "./chunk-54WUDIML.js";
@@ -131,19 +131,19 @@ function removeElements(s, drop) {
     }
     return list[lo];
   };
-  const open = new RegExp(OPEN_TAG.source, OPEN_TAG.flags);
+  const open2 = new RegExp(OPEN_TAG.source, OPEN_TAG.flags);
   let out = "";
   let kept = 0;
-  for (let m = open.exec(s); m; m = open.exec(s)) {
+  for (let m = open2.exec(s); m; m = open2.exec(s)) {
     const name = m[1].toLowerCase();
     const close = drop(name, m[2]) ? closeAfter(name, m.index + m[0].length) : void 0;
     if (!close) {
-      open.lastIndex = m.index + 1;
+      open2.lastIndex = m.index + 1;
       continue;
     }
     out += s.slice(kept, m.index);
     kept = close.end;
-    open.lastIndex = close.end;
+    open2.lastIndex = close.end;
   }
   return kept === 0 ? s : out + s.slice(kept);
 }
@@ -230,7 +230,7 @@ function pickEnv(parent, patterns = []) {
 // src/agent/isolation.ts
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmod, readdir, readFile, stat } from "node:fs/promises";
+import { access, chmod, open, readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 var execP = promisify(execFile);
@@ -293,6 +293,67 @@ function asAgentUser(u, command, args, env) {
   const setpriv = ["--reuid", String(u.uid), "--regid", String(u.gid), "--clear-groups", "--no-new-privs", "--", command, ...args];
   if (u.via === "root") return { command: "setpriv", args: setpriv };
   return { command: "sudo", args: ["-n", "-E", "--", "env", `PATH=${env.PATH ?? ""}`, "setpriv", ...setpriv] };
+}
+var INTERPRETERS = /* @__PURE__ */ new Set(["node", "nodejs", "sh", "bash", "dash", "python", "python3", "perl", "ruby", "tsx", "deno", "bun"]);
+async function resolveCommand(command, PATH) {
+  if (command.includes("/")) return path.resolve(command);
+  for (const dir of (PATH ?? "").split(path.delimiter).filter(Boolean)) {
+    const candidate = path.join(dir, command);
+    if (await access(candidate).then(
+      () => true,
+      () => false
+    ))
+      return candidate;
+  }
+  return void 0;
+}
+async function firstBytes(file, n) {
+  const fh = await open(file, "r").catch(() => void 0);
+  if (!fh) return "";
+  try {
+    const { buffer, bytesRead } = await fh.read(Buffer.alloc(n), 0, n, 0);
+    return buffer.subarray(0, bytesRead).toString();
+  } catch {
+    return "";
+  } finally {
+    await fh.close();
+  }
+}
+async function agentPasses(u, flag, file) {
+  const { command, args } = asAgentUser(u, "test", [flag, file], { PATH: SYSTEM_PATH });
+  return execP(command, args, { env: { ...process.env, PATH: SYSTEM_PATH } }).then(
+    () => true,
+    () => false
+  );
+}
+async function closedFolder(file) {
+  const chain = [];
+  for (let a = path.dirname(file); a !== path.dirname(a); a = path.dirname(a)) chain.unshift(a);
+  for (const dir of chain) {
+    const s = await stat(dir).catch(() => void 0);
+    if (s && (s.mode & 1) === 0) return `${dir} has mode ${(s.mode & 4095).toString(8).padStart(4, "0")}`;
+  }
+  return void 0;
+}
+async function unreachableCommand(u, command, args, env) {
+  const resolved = await resolveCommand(command, env.PATH);
+  if (!resolved) return void 0;
+  const checks = [["-x", resolved]];
+  if (await firstBytes(resolved, 2) === "#!") checks.push(["-r", resolved]);
+  if (INTERPRETERS.has(path.basename(resolved))) {
+    const program = args.find((a) => !a.startsWith("-"));
+    if (program && await stat(path.resolve(program)).then(
+      (s) => s.isFile(),
+      () => false
+    ))
+      checks.push(["-r", path.resolve(program)]);
+  }
+  for (const [flag, file] of checks) {
+    if (await agentPasses(u, flag, file)) continue;
+    const folder = await closedFolder(file);
+    return `the agent's command ${file} cannot be ${flag === "-x" ? "run" : "read"} by the agent's own OS user ${u.user} (agent.isolation runs every agent session as that user)${folder ? `: ${folder}` : ""}. Install the agent where every user can read it (chmod o+rx on its folders), or set agent.isolation: none in .github/forge.yml.`;
+  }
+  return void 0;
 }
 async function signalAgentGroup(u, pgid, signal) {
   if (u.via === "root") {
@@ -595,7 +656,7 @@ async function loadSystemPrompt(kind, options = {}) {
 }
 
 // src/agent/types.ts
-var ADAPTER_NAMES = ["claude", "codex", "gemini", "command"];
+var ADAPTER_NAMES = ["claude", "codex", "gemini", "opencode", "qwen", "command"];
 var AGENT_KINDS = [
   "1",
   "2",
@@ -964,7 +1025,9 @@ function explicitExitCode(text) {
 var INSTALL = {
   claude: "Claude Code: npm i -g @anthropic-ai/claude-code",
   codex: "Codex: npm i -g @openai/codex",
-  gemini: "Gemini CLI: npm i -g @google/gemini-cli"
+  gemini: "Gemini CLI: npm i -g @google/gemini-cli",
+  opencode: "opencode: npm i -g opencode-ai",
+  qwen: "Qwen Code: npm i -g @qwen-code/qwen-code"
 };
 function spawnFailure(command, err) {
   if (err.code !== "ENOENT") return `${command}: ${err.message}`;
@@ -1102,7 +1165,7 @@ var sleepFor = (ms, signal) => new Promise((resolve) => {
 
 // src/agent/spawn/prepare.ts
 import { writeFile as writeFile3 } from "node:fs/promises";
-import path11 from "node:path";
+import path14 from "node:path";
 
 // src/agent/adapters/types.ts
 function oneLine(text, max = 200) {
@@ -1537,7 +1600,42 @@ var CommandOutputParser = class extends StreamJsonParser {
 
 // src/agent/adapters/gemini.ts
 import { existsSync as existsSync3, mkdirSync as mkdirSync2, readFileSync, writeFileSync } from "node:fs";
+import path9 from "node:path";
+
+// src/agent/adapters/headless.ts
 import path8 from "node:path";
+var isObject = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
+function readJsonLine(line) {
+  const t = line.trim();
+  if (!t) return { drafts: [] };
+  try {
+    const parsed = t.startsWith("{") ? JSON.parse(t) : void 0;
+    if (isObject(parsed)) return { event: parsed };
+  } catch {
+  }
+  return { drafts: [{ kind: "output", summary: oneLine(line) }] };
+}
+var stderrDrafts = (line) => line.trim() ? [{ kind: "stderr", summary: oneLine(line) }] : [];
+function mergeJson(base, over) {
+  const out = { ...base };
+  for (const [k, v] of Object.entries(over)) out[k] = isObject(v) && isObject(base[k]) ? mergeJson(base[k], v) : v;
+  return out;
+}
+function sessionHome(input) {
+  return path8.join(input.forgeEnv.FORGE_SESSION_DIR ?? input.cwd, "home");
+}
+function toolCallSummary(name, params) {
+  const p = isObject(params) ? params : {};
+  const target = p.file_path ?? p.filePath ?? p.absolute_path ?? p.path ?? p.command ?? p.pattern ?? p.dir_path ?? p.url ?? p.query ?? p.description;
+  return oneLine(`${name}${typeof target === "string" ? ` ${target}` : ""}`, 160);
+}
+function mapTools(allowedTools, map) {
+  const out = /* @__PURE__ */ new Set();
+  for (const t of allowedTools) for (const g of map[t.replace(/\(.*$/, "")] ?? []) out.add(g);
+  return [...out];
+}
+
+// src/agent/adapters/gemini.ts
 var GEMINI_ENV = ["GEMINI_*", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"];
 var GEMINI_EXIT = { auth: 41, input: 42, config: 52, quota: 173 };
 var GEMINI_DEFAULT_MODEL = "gemini-2.5-pro";
@@ -1557,15 +1655,7 @@ var TOOL_MAP = {
 };
 var GEMINI_EXCLUDED = ["invoke_agent", "ask_user", "enter_plan_mode", "exit_plan_mode"];
 function geminiTools(allowedTools) {
-  const out = /* @__PURE__ */ new Set();
-  for (const t of allowedTools) for (const g of TOOL_MAP[t.replace(/\(.*$/, "")] ?? []) out.add(g);
-  return [...out];
-}
-var isObject = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
-function merge(base, over) {
-  const out = { ...base };
-  for (const [k, v] of Object.entries(over)) out[k] = isObject(v) && isObject(base[k]) ? merge(base[k], v) : v;
-  return out;
+  return mapTools(allowedTools, TOOL_MAP);
 }
 function geminiSettings(o = {}) {
   return {
@@ -1580,11 +1670,11 @@ function geminiSettings(o = {}) {
     }
   };
 }
-var geminiSettingsPath = (home) => path8.join(home, ".gemini", "settings.json");
+var geminiSettingsPath = (home) => path9.join(home, ".gemini", "settings.json");
 function writeGeminiSettings(home, settings, base = {}) {
   const file = geminiSettingsPath(home);
-  mkdirSync2(path8.dirname(file), { recursive: true });
-  writeFileSync(file, `${JSON.stringify(merge(base, settings), null, 2)}
+  mkdirSync2(path9.dirname(file), { recursive: true });
+  writeFileSync(file, `${JSON.stringify(mergeJson(base, settings), null, 2)}
 `);
   return file;
 }
@@ -1599,7 +1689,7 @@ function runnerSettings(env) {
   }
 }
 function geminiHome(input) {
-  return path8.join(input.forgeEnv.FORGE_SESSION_DIR ?? input.cwd, "home");
+  return sessionHome(input);
 }
 function geminiArgs(input) {
   const viaStdin = Buffer.byteLength(input.prompt, "utf8") > ARG_LIMIT2;
@@ -1615,7 +1705,7 @@ var geminiAdapter = {
     const home = geminiHome(input);
     const settings = geminiSettings({ tools: geminiTools(input.allowedTools) });
     writeGeminiSettings(home, settings, runnerSettings(input.parentEnv));
-    if (input.systemPrompt) writeFileSync(path8.join(home, ".gemini", "GEMINI.md"), `${input.systemPrompt}
+    if (input.systemPrompt) writeFileSync(path9.join(home, ".gemini", "GEMINI.md"), `${input.systemPrompt}
 `);
     const { args, stdin } = geminiArgs(input);
     return {
@@ -1634,11 +1724,6 @@ var geminiAdapter = {
   },
   parser: () => new GeminiStreamParser()
 };
-function toolSummary2(name, params) {
-  const p = isObject(params) ? params : {};
-  const target = p.file_path ?? p.absolute_path ?? p.path ?? p.command ?? p.pattern ?? p.dir_path ?? p.url ?? p.query;
-  return oneLine(`${name}${typeof target === "string" ? ` ${target}` : ""}`, 160);
-}
 var FORGE_TOOL = { write_file: "Write", replace: "Edit", run_shell_command: "Bash", read_file: "Read" };
 var GeminiStreamParser = class {
   #turns = 0;
@@ -1652,16 +1737,9 @@ var GeminiStreamParser = class {
   #errors = [];
   #open = /* @__PURE__ */ new Set();
   stdoutLine(line) {
-    const t = line.trim();
-    if (!t) return [];
-    let e;
-    try {
-      const parsed = t.startsWith("{") ? JSON.parse(t) : void 0;
-      if (!isObject(parsed)) throw new Error("not an object");
-      e = parsed;
-    } catch {
-      return [{ kind: "output", summary: oneLine(line) }];
-    }
+    const read = readJsonLine(line);
+    if ("drafts" in read) return read.drafts;
+    const e = read.event;
     switch (e.type) {
       case "init":
         if (typeof e.session_id === "string") this.#sessionId = e.session_id;
@@ -1679,7 +1757,7 @@ var GeminiStreamParser = class {
         this.#startTurn();
         const name = String(e.tool_name ?? "tool");
         if (typeof e.tool_id === "string") this.#open.add(e.tool_id);
-        drafts.push({ kind: "tool_use", tool: FORGE_TOOL[name] ?? name, summary: toolSummary2(name, e.parameters) });
+        drafts.push({ kind: "tool_use", tool: FORGE_TOOL[name] ?? name, summary: toolCallSummary(name, e.parameters) });
         return drafts;
       }
       case "tool_result": {
@@ -1730,7 +1808,7 @@ var GeminiStreamParser = class {
     };
   }
   stderrLine(line) {
-    return line.trim() ? [{ kind: "stderr", summary: oneLine(line) }] : [];
+    return stderrDrafts(line);
   }
   turns() {
     return this.#turns;
@@ -1751,11 +1829,321 @@ var GeminiStreamParser = class {
   }
 };
 
+// src/agent/adapters/opencode.ts
+import { existsSync as existsSync4, mkdirSync as mkdirSync3, readFileSync as readFileSync2, writeFileSync as writeFileSync2 } from "node:fs";
+import path10 from "node:path";
+var OPENCODE_ENV = ["OPENAI_API_KEY", "OPENAI_BASE_URL"];
+var OPENCODE_DEFAULT_MODEL = "gpt-5.5";
+var OPENCODE_PROVIDER = "forge";
+var ARG_LIMIT3 = 1e5;
+var TOOL_MAP2 = {
+  Read: ["read"],
+  Write: ["write"],
+  Edit: ["edit", "patch", "apply_patch"],
+  MultiEdit: ["edit", "patch", "apply_patch"],
+  Glob: ["glob"],
+  Grep: ["grep"],
+  LS: ["list"],
+  Bash: ["bash"],
+  TodoWrite: ["todowrite", "todoread"],
+  WebFetch: ["webfetch"],
+  WebSearch: ["websearch"]
+};
+var ALL_TOOLS = [.../* @__PURE__ */ new Set([...Object.values(TOOL_MAP2).flat(), "task", "question", "skill", "codesearch", "lsp"])];
+function opencodeTools(allowedTools) {
+  return mapTools(allowedTools, TOOL_MAP2);
+}
+function opencodeConfig(o) {
+  const model = `${OPENCODE_PROVIDER}/${o.model}`;
+  return {
+    $schema: "https://opencode.ai/config.json",
+    provider: {
+      [OPENCODE_PROVIDER]: {
+        npm: "@ai-sdk/openai-compatible",
+        name: "Forge model proxy",
+        options: { baseURL: o.baseUrl, apiKey: "{env:OPENAI_API_KEY}", includeUsage: true },
+        models: { [o.model]: { name: o.model, tool_call: true } }
+      }
+    },
+    model,
+    small_model: model,
+    enabled_providers: [OPENCODE_PROVIDER],
+    tools: Object.fromEntries(ALL_TOOLS.map((t) => [t, o.tools.includes(t)])),
+    // A permission that allows a tool brings it back even when `tools` turns it off: only the kind's tools are allowed.
+    permission: {
+      edit: o.tools.includes("edit") || o.tools.includes("write") ? "allow" : "deny",
+      bash: o.tools.includes("bash") ? "allow" : "deny",
+      webfetch: o.tools.includes("webfetch") ? "allow" : "deny",
+      external_directory: "allow",
+      doom_loop: "allow"
+    },
+    ...o.instructions ? { instructions: [o.instructions] } : {},
+    share: "disabled",
+    autoupdate: false
+  };
+}
+var opencodeConfigPath = (home) => path10.join(home, "opencode.json");
+function runnerConfig(env) {
+  const file = env.OPENCODE_CONFIG;
+  if (!file || !existsSync4(file)) return {};
+  try {
+    const parsed = JSON.parse(readFileSync2(file, "utf8"));
+    return isObject(parsed) ? parsed : {};
+  } catch {
+    return {};
+  }
+}
+function opencodeArgs(input) {
+  const viaStdin = Buffer.byteLength(input.prompt, "utf8") > ARG_LIMIT3;
+  const args = ["run", "--format", "json", "--pure", "-m", `${OPENCODE_PROVIDER}/${input.model || OPENCODE_DEFAULT_MODEL}`];
+  if (input.resumeSession) args.push("-s", input.resumeSession);
+  args.push("--", viaStdin ? "Follow the instructions below." : input.prompt);
+  return viaStdin ? { args, stdin: input.prompt } : { args };
+}
+function opencodeHomeEnv(home) {
+  return {
+    OPENCODE_CONFIG: opencodeConfigPath(home),
+    XDG_CONFIG_HOME: path10.join(home, ".config"),
+    XDG_DATA_HOME: path10.join(home, ".local", "share"),
+    XDG_CACHE_HOME: path10.join(home, ".cache"),
+    XDG_STATE_HOME: path10.join(home, ".local", "state"),
+    OPENCODE_DISABLE_AUTOUPDATE: "true",
+    OPENCODE_DISABLE_MODELS_FETCH: "true",
+    OPENCODE_DISABLE_LSP_DOWNLOAD: "true",
+    OPENCODE_DISABLE_DEFAULT_PLUGINS: "true",
+    OPENCODE_DISABLE_SHARE: "true"
+  };
+}
+var opencodeAdapter = {
+  name: "opencode",
+  invocation(input) {
+    const home = sessionHome(input);
+    mkdirSync3(home, { recursive: true });
+    const env = { ...pickEnv(input.parentEnv, [...OPENCODE_ENV, ...input.passEnv]), ...input.forgeEnv, ...input.extraEnv };
+    let instructions;
+    if (input.systemPrompt) {
+      instructions = path10.join(home, "forge-instructions.md");
+      writeFileSync2(instructions, `${input.systemPrompt}
+`);
+    }
+    const config = opencodeConfig({
+      baseUrl: env.OPENAI_BASE_URL || "https://api.openai.com/v1",
+      model: input.model || OPENCODE_DEFAULT_MODEL,
+      tools: opencodeTools(input.allowedTools),
+      ...instructions ? { instructions } : {}
+    });
+    writeFileSync2(opencodeConfigPath(home), `${JSON.stringify(mergeJson(runnerConfig(input.parentEnv), config), null, 2)}
+`);
+    const { args, stdin } = opencodeArgs(input);
+    return {
+      command: input.binary ?? "opencode",
+      args,
+      env: { ...env, ...opencodeHomeEnv(home) },
+      ...stdin !== void 0 ? { stdin } : {}
+    };
+  },
+  parser: () => new OpencodeJsonParser()
+};
+var FORGE_TOOL2 = { write: "Write", edit: "Edit", bash: "Bash", read: "Read", patch: "Edit", apply_patch: "Edit" };
+var num = (v) => typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : 0;
+var OpencodeJsonParser = class {
+  #turns = 0;
+  #lastText;
+  #sessionId;
+  #stopped = false;
+  #cost = 0;
+  #tokens = { input: 0, output: 0 };
+  #status;
+  #errors = [];
+  stdoutLine(line) {
+    const read = readJsonLine(line);
+    if ("drafts" in read) return read.drafts;
+    const e = read.event;
+    if (typeof e.sessionID === "string") this.#sessionId = e.sessionID;
+    const part = isObject(e.part) ? e.part : {};
+    switch (e.type) {
+      case "step_start":
+        this.#turns++;
+        this.#stopped = false;
+        return [];
+      case "text":
+        if (typeof part.text !== "string") return [];
+        this.#lastText = part.text;
+        return [{ kind: "text", summary: oneLine(part.text) }];
+      case "reasoning":
+        return [{ kind: "text", summary: "thinking" }];
+      case "tool_use":
+        return this.#tool(part);
+      case "step_finish":
+        return this.#stepFinish(part);
+      case "error":
+        return [this.#error(e)];
+      default:
+        return [{ kind: "system", summary: oneLine(String(e.type ?? "event")) }];
+    }
+  }
+  #tool(part) {
+    const name = String(part.tool ?? "tool");
+    const state = isObject(part.state) ? part.state : {};
+    const out = [{ kind: "tool_use", tool: FORGE_TOOL2[name] ?? name, summary: toolCallSummary(name, state.input) }];
+    if (state.status === "error") out.push({ kind: "tool_result", summary: oneLine(`error: ${String(state.error ?? "")}`) });
+    else if (state.status === "completed") out.push({ kind: "tool_result", summary: oneLine(String(state.output ?? "")) });
+    return out;
+  }
+  #stepFinish(part) {
+    const tokens = isObject(part.tokens) ? part.tokens : {};
+    const cache = isObject(tokens.cache) ? tokens.cache : {};
+    const input = num(tokens.input) + num(cache.read) + num(cache.write);
+    const output = num(tokens.output) + num(tokens.reasoning);
+    this.#tokens = { input: this.#tokens.input + input, output: this.#tokens.output + output };
+    this.#cost += num(part.cost);
+    if (part.reason === "tool-calls") return [];
+    this.#stopped = true;
+    const t = this.#tokens;
+    return [
+      {
+        kind: "result",
+        summary: oneLine(`done (${t.input} input, ${t.output} output tokens)${this.#lastText ? `: ${this.#lastText}` : ""}`),
+        ...t.input > 0 || t.output > 0 ? { tokens: { ...t } } : {},
+        ...this.#cost > 0 ? { costUsd: this.#cost } : {}
+      }
+    ];
+  }
+  #error(e) {
+    const err = isObject(e.error) ? e.error : {};
+    const data = isObject(err.data) ? err.data : {};
+    if (typeof data.statusCode === "number") this.#status = data.statusCode;
+    const body = typeof data.responseBody === "string" ? data.responseBody.slice(0, 500) : "";
+    const message = [String(data.message ?? err.name ?? "error"), this.#status ? `(${this.#status})` : "", body].filter(Boolean).join(" ");
+    this.#errors.push(message);
+    return { kind: "stderr", summary: oneLine(message) };
+  }
+  stderrLine(line) {
+    return stderrDrafts(line);
+  }
+  turns() {
+    return this.#turns;
+  }
+  finish(exitCode) {
+    const outcome = { ok: exitCode === 0 && this.#errors.length === 0 && this.#stopped, turns: this.#turns };
+    if (this.#lastText !== void 0) outcome.result = this.#lastText;
+    if (this.#sessionId) outcome.sessionId = this.#sessionId;
+    if (this.#cost > 0) outcome.costUsd = this.#cost;
+    if (this.#status !== void 0) outcome.apiErrorStatus = this.#status;
+    if (this.#errors.length > 0) outcome.errorText = this.#errors.join("\n");
+    else if (exitCode === 0 && !this.#stopped) outcome.errorText = "opencode ended without finishing its last step";
+    return outcome;
+  }
+};
+
+// src/agent/adapters/qwen.ts
+import { existsSync as existsSync5, mkdirSync as mkdirSync4, readFileSync as readFileSync3, writeFileSync as writeFileSync3 } from "node:fs";
+import path11 from "node:path";
+var QWEN_ENV = ["OPENAI_API_KEY", "OPENAI_BASE_URL"];
+var QWEN_DEFAULT_MODEL = "qwen3-coder-plus";
+var ARG_LIMIT4 = 1e5;
+var TOOL_MAP3 = {
+  Read: ["read_file", "read_many_files"],
+  Write: ["write_file"],
+  Edit: ["edit"],
+  MultiEdit: ["edit"],
+  NotebookEdit: ["notebook_edit"],
+  Glob: ["glob"],
+  Grep: ["grep_search"],
+  LS: ["list_directory"],
+  Bash: ["run_shell_command"],
+  TodoWrite: ["todo_write"],
+  WebFetch: ["web_fetch"],
+  WebSearch: ["web_search"]
+};
+var QWEN_EXCLUDED = ["agent", "list_agents", "send_message", "enter_worktree", "exit_worktree", "ask_user_question", "exit_plan_mode"];
+function qwenTools(allowedTools) {
+  return mapTools(allowedTools, TOOL_MAP3);
+}
+function qwenExcludedTools(allowedTools) {
+  const allowed = new Set(qwenTools(allowedTools));
+  const all = new Set(Object.values(TOOL_MAP3).flat());
+  return [...[...all].filter((t) => !allowed.has(t)), ...QWEN_EXCLUDED];
+}
+var qwenHome = (input) => path11.join(sessionHome(input), ".qwen");
+function qwenSettings() {
+  return {
+    privacy: { usageStatisticsEnabled: false },
+    telemetry: { enabled: false },
+    general: { disableAutoUpdate: true, disableUpdateNag: true }
+  };
+}
+function runnerSettings2(env) {
+  const dir = env.QWEN_HOME || (env.HOME ? path11.join(env.HOME, ".qwen") : void 0);
+  const file = dir ? path11.join(dir, "settings.json") : void 0;
+  if (!file || !existsSync5(file)) return {};
+  try {
+    const parsed = JSON.parse(readFileSync3(file, "utf8"));
+    return isObject(parsed) ? parsed : {};
+  } catch {
+    return {};
+  }
+}
+function qwenArgs(input) {
+  const viaStdin = Buffer.byteLength(input.prompt, "utf8") > ARG_LIMIT4;
+  const args = ["-p", viaStdin ? "Follow the instructions above." : input.prompt];
+  args.push("--auth-type", "openai", "--yolo", "-o", "stream-json", "-m", input.model || QWEN_DEFAULT_MODEL);
+  if (input.systemPrompt) args.push("--append-system-prompt", input.systemPrompt);
+  for (const t of qwenExcludedTools(input.allowedTools)) args.push("--exclude-tools", t);
+  if (input.maxTurns !== void 0) args.push("--max-session-turns", String(input.maxTurns));
+  for (const dir of sessionWritableDirs(input.cwd, input.forgeEnv)) args.push("--include-directories", dir);
+  if (input.resumeSession) args.push("-r", input.resumeSession);
+  return viaStdin ? { args, stdin: input.prompt } : { args };
+}
+var qwenAdapter = {
+  name: "qwen",
+  invocation(input) {
+    const home = qwenHome(input);
+    mkdirSync4(home, { recursive: true });
+    const settings = mergeJson(runnerSettings2(input.parentEnv), qwenSettings());
+    writeFileSync3(path11.join(home, "settings.json"), `${JSON.stringify(settings, null, 2)}
+`);
+    const { args, stdin } = qwenArgs(input);
+    return {
+      command: input.binary ?? "qwen",
+      args,
+      env: {
+        ...pickEnv(input.parentEnv, [...QWEN_ENV, ...input.passEnv]),
+        ...input.forgeEnv,
+        ...input.extraEnv,
+        QWEN_HOME: home,
+        // One process: the CLI otherwise starts itself again as a child.
+        QWEN_CODE_NO_RELAUNCH: "true",
+        QWEN_CODE_SUPPRESS_YOLO_WARNING: "1"
+      },
+      ...stdin !== void 0 ? { stdin } : {}
+    };
+  },
+  parser: () => new QwenStreamParser()
+};
+var FORGE_TOOL3 = { write_file: "Write", edit: "Edit", run_shell_command: "Bash", read_file: "Read" };
+var QwenStreamParser = class extends StreamJsonParser {
+  event(e) {
+    const drafts = super.event(e);
+    for (const d of drafts) if (d.kind === "tool_use" && d.tool) d.tool = FORGE_TOOL3[d.tool] ?? d.tool;
+    if (e.type === "result" && e.usage && typeof e.usage === "object") {
+      const u = e.usage;
+      const input = typeof u.input_tokens === "number" ? u.input_tokens : 0;
+      const output = typeof u.output_tokens === "number" ? u.output_tokens : 0;
+      const result = drafts.find((d) => d.kind === "result");
+      if (result && (input > 0 || output > 0)) result.tokens = { input, output };
+    }
+    return drafts;
+  }
+};
+
 // src/agent/adapters/index.ts
 var ADAPTERS = {
   claude: claudeAdapter,
   codex: codexAdapter,
   gemini: geminiAdapter,
+  opencode: opencodeAdapter,
+  qwen: qwenAdapter,
   command: commandAdapter
 };
 function adapterFor(name) {
@@ -1763,21 +2151,21 @@ function adapterFor(name) {
 }
 
 // src/agent/forge-shim.ts
-import { existsSync as existsSync4 } from "node:fs";
+import { existsSync as existsSync6 } from "node:fs";
 import { chmod as chmod2, mkdir as mkdir3, writeFile as writeFile2 } from "node:fs/promises";
-import path9 from "node:path";
+import path12 from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 function defaultForgeCli() {
   const bin = fileURLToPath2(new URL("../../bin/forge.js", import.meta.url));
   const main = fileURLToPath2(new URL("../../dist/cli/main.js", import.meta.url));
-  return existsSync4(bin) && existsSync4(main) ? { command: process.execPath, args: [bin] } : void 0;
+  return existsSync6(bin) && existsSync6(main) ? { command: process.execPath, args: [bin] } : void 0;
 }
 function shQuote(s) {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 async function writeForgeShim(dir, cli) {
   await mkdir3(dir, { recursive: true });
-  const file = path9.join(dir, "forge");
+  const file = path12.join(dir, "forge");
   await writeFile2(file, `#!/bin/sh
 exec ${[cli.command, ...cli.args].map(shQuote).join(" ")} "$@"
 `, "utf8");
@@ -1790,7 +2178,7 @@ import { randomBytes as randomBytes4 } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import net from "node:net";
 import { tmpdir } from "node:os";
-import path10 from "node:path";
+import path13 from "node:path";
 var HIERARCHY_ENV = {
   socket: "FORGE_HIERARCHY_SOCKET",
   ticket: "FORGE_HIERARCHY_TICKET"
@@ -1800,7 +2188,7 @@ var HierarchyService = class _HierarchyService {
   constructor(dir, server, cap) {
     this.cap = cap;
     this.#dir = dir;
-    this.socketPath = path10.join(dir, "s");
+    this.socketPath = path13.join(dir, "s");
     this.#server = server;
   }
   cap;
@@ -1813,7 +2201,7 @@ var HierarchyService = class _HierarchyService {
    * the job's sub-agent cap (sub-agents.ts), a place taken for every spawn admitted.
    */
   static async start(cap) {
-    const dir = await mkdtemp(path10.join(tmpdir(), "forge-h-"));
+    const dir = await mkdtemp(path13.join(tmpdir(), "forge-h-"));
     const server = net.createServer();
     const service = new _HierarchyService(dir, server, cap);
     server.on("connection", (socket) => service.#serve(socket));
@@ -1974,7 +2362,7 @@ async function prepare(sc) {
   const reports = { ...defaultReportPaths(sc.sessionDir), ...options.reports };
   const allowedTools = (options.allowedTools ?? allowedToolsFor(options.agentType, options.adapter)).filter((t) => !FORBIDDEN_TOOLS.has(t));
   const forgeEnv = await agentForgeEnv(sc, reports, allowedTools, admitted);
-  const shimDir = forgeEnv.FORGE_CLI ? path11.dirname(forgeEnv.FORGE_CLI) : void 0;
+  const shimDir = forgeEnv.FORGE_CLI ? path14.dirname(forgeEnv.FORGE_CLI) : void 0;
   const adapter = adapterFor(options.adapter);
   let invocation;
   try {
@@ -1998,7 +2386,7 @@ async function prepare(sc) {
   } catch (err) {
     return { done: await finish(sc, 1, { error: { code: "bad_options", message: err.message } }) };
   }
-  if (shimDir) invocation.env.PATH = [shimDir, invocation.env.PATH ?? ""].filter(Boolean).join(path11.delimiter);
+  if (shimDir) invocation.env.PATH = [shimDir, invocation.env.PATH ?? ""].filter(Boolean).join(path14.delimiter);
   const deadline = options.deadline ?? sc.started.getTime() + (options.timeoutMs ?? 30 * 6e4);
   emit(sc, {
     kind: "start",
@@ -2083,8 +2471,8 @@ async function startService(sc, child) {
 }
 async function agentForgeEnv(sc, reports, allowedTools, child) {
   const { options, sessionDir, depthCheck } = sc;
-  const promptFile = path11.join(sessionDir, "prompt.md");
-  const systemPromptFile = path11.join(sessionDir, "system-prompt.md");
+  const promptFile = path14.join(sessionDir, "prompt.md");
+  const systemPromptFile = path14.join(sessionDir, "system-prompt.md");
   await writeFile3(promptFile, sc.masker.mask(options.prompt), "utf8");
   if (options.systemPrompt) await writeFile3(systemPromptFile, sc.masker.mask(options.systemPrompt), "utf8");
   const forgeEnv = {
@@ -2122,40 +2510,43 @@ async function agentForgeEnv(sc, reports, allowedTools, child) {
   }
   if (options.maxTurns !== void 0) forgeEnv.FORGE_MAX_TURNS = String(options.maxTurns);
   const cli = options.forgeCli === false ? void 0 : typeof options.forgeCli === "string" ? { command: process.execPath, args: [options.forgeCli] } : options.forgeCli ?? defaultForgeCli();
-  if (cli) forgeEnv.FORGE_CLI = await writeForgeShim(path11.join(sessionDir, ".bin"), cli);
+  if (cli) forgeEnv.FORGE_CLI = await writeForgeShim(path14.join(sessionDir, ".bin"), cli);
   return forgeEnv;
 }
 
 // src/agent/spawn/run.ts
-import { mkdirSync as mkdirSync3 } from "node:fs";
+import { mkdirSync as mkdirSync5 } from "node:fs";
 import { stat as stat3 } from "node:fs/promises";
-import path13 from "node:path";
+import path16 from "node:path";
 
 // src/agent/agent-sessions.ts
 import { mkdir as mkdir4, readdir as readdir2, writeFile as writeFile4 } from "node:fs/promises";
-import path12 from "node:path";
+import path15 from "node:path";
 var AGENT_SESSION_DIR = "agent-session";
 var MAX_CARRIED_SESSION_BYTES = 8e6;
 var SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 function claudeConfigDir(env) {
-  return env.CLAUDE_CONFIG_DIR || (env.HOME ? path12.join(env.HOME, ".claude") : void 0);
+  return env.CLAUDE_CONFIG_DIR || (env.HOME ? path15.join(env.HOME, ".claude") : void 0);
 }
 function codexHome(env) {
-  return env.CODEX_HOME || (env.HOME ? path12.join(env.HOME, ".codex") : void 0);
+  return env.CODEX_HOME || (env.HOME ? path15.join(env.HOME, ".codex") : void 0);
 }
 function geminiDir(env) {
   const home = env.GEMINI_CLI_HOME || env.HOME;
-  return home ? path12.join(home, ".gemini") : void 0;
+  return home ? path15.join(home, ".gemini") : void 0;
 }
-var geminiProjectDir = (cwd) => (path12.basename(cwd) || "project").toLowerCase().replace(/[^a-z0-9]/g, "-").replace(/-+/g, "-").replace(/^-|-$/g, "") || "project";
+var geminiProjectDir = (cwd) => (path15.basename(cwd) || "project").toLowerCase().replace(/[^a-z0-9]/g, "-").replace(/-+/g, "-").replace(/^-|-$/g, "") || "project";
+function qwenDir(env) {
+  return env.QWEN_HOME || (env.HOME ? path15.join(env.HOME, ".qwen") : void 0);
+}
 var claudeProjectDir = (cwd) => cwd.replace(/[^A-Za-z0-9]/g, "-");
 async function findFile(dir, match, depth) {
   const entries = await readdir2(dir, { withFileTypes: true }).catch(() => []);
-  for (const e of entries) if (e.isFile() && match(e.name)) return path12.join(dir, e.name);
+  for (const e of entries) if (e.isFile() && match(e.name)) return path15.join(dir, e.name);
   if (depth <= 0) return void 0;
   for (const e of entries) {
     if (!e.isDirectory()) continue;
-    const found = await findFile(path12.join(dir, e.name), match, depth - 1);
+    const found = await findFile(path15.join(dir, e.name), match, depth - 1);
     if (found) return found;
   }
   return void 0;
@@ -2164,28 +2555,32 @@ async function sessionFileOf(adapter, env, id) {
   if (!SAFE_ID.test(id)) return void 0;
   if (adapter === "claude") {
     const dir = claudeConfigDir(env);
-    return dir ? findFile(path12.join(dir, "projects"), (n) => n === `${id}.jsonl`, 1) : void 0;
+    return dir ? findFile(path15.join(dir, "projects"), (n) => n === `${id}.jsonl`, 1) : void 0;
   }
   if (adapter === "codex") {
     const dir = codexHome(env);
-    return dir ? findFile(path12.join(dir, "sessions"), (n) => n.startsWith("rollout-") && n.endsWith(`-${id}.jsonl`), 4) : void 0;
+    return dir ? findFile(path15.join(dir, "sessions"), (n) => n.startsWith("rollout-") && n.endsWith(`-${id}.jsonl`), 4) : void 0;
   }
   if (adapter === "gemini") {
     const dir = geminiDir(env);
     const short = id.slice(0, 8);
-    return dir ? findFile(path12.join(dir, "tmp"), (n) => n.startsWith("session-") && n.endsWith(`-${short}.jsonl`), 2) : void 0;
+    return dir ? findFile(path15.join(dir, "tmp"), (n) => n.startsWith("session-") && n.endsWith(`-${short}.jsonl`), 2) : void 0;
+  }
+  if (adapter === "qwen") {
+    const dir = qwenDir(env);
+    return dir ? findFile(path15.join(dir, "projects"), (n) => n === `${id}.jsonl`, 2) : void 0;
   }
   return void 0;
 }
 async function carrySession(adapter, env, id, sessionDir, masker) {
   const file = await sessionFileOf(adapter, env, id);
   if (!file) return { why: "the CLI left no conversation file" };
-  const buf = await readAgentFile(path12.dirname(file), file, { maxBytes: MAX_CARRIED_SESSION_BYTES }).catch((e) => e);
+  const buf = await readAgentFile(path15.dirname(file), file, { maxBytes: MAX_CARRIED_SESSION_BYTES }).catch((e) => e);
   if (buf instanceof Error) return { why: `its conversation was not carried: ${buf.message}` };
   if (!buf) return { why: "its conversation file could not be read" };
-  const name = adapter === "gemini" ? `session-${id}.jsonl` : path12.basename(file);
-  const dest = path12.join(sessionDir, AGENT_SESSION_DIR, `${adapter}-${name}`);
-  await mkdir4(path12.dirname(dest), { recursive: true });
+  const name = adapter === "gemini" ? `session-${id}.jsonl` : path15.basename(file);
+  const dest = path15.join(sessionDir, AGENT_SESSION_DIR, `${adapter}-${name}`);
+  await mkdir4(path15.dirname(dest), { recursive: true });
   await writeFile4(dest, scrubSession(buf.toString("utf8"), masker));
   return { file: dest };
 }
@@ -2208,18 +2603,21 @@ async function restoreSession(adapter, carried, carriedName, env, cwd, id) {
   let dest;
   if (adapter === "claude") {
     const dir = claudeConfigDir(env);
-    if (dir) dest = path12.join(dir, "projects", claudeProjectDir(cwd), `${id}.jsonl`);
+    if (dir) dest = path15.join(dir, "projects", claudeProjectDir(cwd), `${id}.jsonl`);
   } else if (adapter === "codex") {
     const dir = codexHome(env);
     const name = carriedName.replace(/^codex-/, "");
     const date = /^rollout-(\d{4})-(\d{2})-(\d{2})T/.exec(name);
-    if (dir && date && name.endsWith(`-${id}.jsonl`)) dest = path12.join(dir, "sessions", date[1], date[2], date[3], name);
+    if (dir && date && name.endsWith(`-${id}.jsonl`)) dest = path15.join(dir, "sessions", date[1], date[2], date[3], name);
   } else if (adapter === "gemini") {
     const dir = geminiDir(env);
-    if (dir) dest = path12.join(dir, "tmp", geminiProjectDir(cwd), "chats", `session-${id}.jsonl`);
+    if (dir) dest = path15.join(dir, "tmp", geminiProjectDir(cwd), "chats", `session-${id}.jsonl`);
+  } else if (adapter === "qwen") {
+    const dir = qwenDir(env);
+    if (dir) dest = path15.join(dir, "projects", claudeProjectDir(cwd), "chats", `${id}.jsonl`);
   }
   if (!dest) return void 0;
-  await mkdir4(path12.dirname(dest), { recursive: true });
+  await mkdir4(path15.dirname(dest), { recursive: true });
   await writeFile4(dest, carried);
   return dest;
 }
@@ -2360,7 +2758,14 @@ async function runAgentOnce(sc, p) {
   const isolated = asIsolated(sc, p);
   const env = isolated?.env ?? p.invocation.env;
   if (options.resumeSession && options.resumeFile) await restoreCarried(sc, p, env);
-  if (isolated) await handOver(isolated.user, isolated.dirs);
+  if (isolated) {
+    await handOver(isolated.user, isolated.dirs);
+    const why = await unreachableCommand(isolated.user, p.invocation.command, p.invocation.args, env);
+    if (why) {
+      await takeBack(isolated.user, isolated.dirs);
+      return { done: await finish(sc, EXIT_CODES.FAILURE, { error: { code: "spawn_failed", message: why } }) };
+    }
+  }
   const outcome = await runProcess({
     command: isolated?.command ?? p.invocation.command,
     args: isolated?.args ?? p.invocation.args,
@@ -2411,10 +2816,10 @@ async function runAgentOnce(sc, p) {
 function asIsolated(sc, p) {
   const user = sc.options.runAs;
   if (!user || process.getuid?.() === user.uid) return void 0;
-  const home = path13.join(sc.sessionDir, "home");
-  const tmp = path13.join(sc.sessionDir, "tmp");
-  mkdirSync3(home, { recursive: true });
-  mkdirSync3(tmp, { recursive: true });
+  const home = path16.join(sc.sessionDir, "home");
+  const tmp = path16.join(sc.sessionDir, "tmp");
+  mkdirSync5(home, { recursive: true });
+  mkdirSync5(tmp, { recursive: true });
   const env = {
     ...p.invocation.env,
     HOME: p.invocation.env.HOME && p.invocation.env.HOME !== process.env.HOME ? p.invocation.env.HOME : home,
@@ -2426,8 +2831,8 @@ function asIsolated(sc, p) {
   const dirs = [
     p.cwd,
     sc.sessionDir,
-    ...Object.values(p.reports).map((f) => path13.dirname(f)),
-    ...socket ? [path13.dirname(socket)] : [],
+    ...Object.values(p.reports).map((f) => path16.dirname(f)),
+    ...socket ? [path16.dirname(socket)] : [],
     ...env.HOME !== home ? [env.HOME] : []
   ];
   return { user, ...asAgentUser(user, p.invocation.command, p.invocation.args, env), env, dirs };
@@ -2449,7 +2854,7 @@ async function restoreCarried(sc, p, env) {
   const { resumeSession, resumeFile, adapter } = sc.options;
   if (!resumeSession || !resumeFile) return;
   const buf = await readAgentFile(resumeFile.root, resumeFile.path, { maxBytes: MAX_CARRIED_SESSION_BYTES }).catch(() => void 0);
-  const dest = buf ? await restoreSession(adapter, buf, path13.basename(resumeFile.path), env, p.cwd, resumeSession).catch(() => void 0) : void 0;
+  const dest = buf ? await restoreSession(adapter, buf, path16.basename(resumeFile.path), env, p.cwd, resumeSession).catch(() => void 0) : void 0;
   emit(sc, {
     kind: "system",
     summary: dest ? `resuming session ${resumeSession} from its carried conversation` : `resuming session ${resumeSession}: no carried conversation restored`
@@ -2583,13 +2988,13 @@ async function startSubWorktree(repoDir, parentBranch, sub, worktreeDir, parentM
   await gitOk(repoDir, ["worktree", "add", "--quiet", "-b", branch, worktreeDir, base]);
   return { repoDir, dir: worktreeDir, parentBranch, branch, base };
 }
-async function finishSubWorktree(wt, message, merge2) {
+async function finishSubWorktree(wt, message, merge) {
   await commitAll(wt.dir, message).catch(() => null);
   const head = (await git(wt.dir, ["rev-parse", "HEAD"])).stdout.trim() || wt.base;
   await git(wt.repoDir, ["worktree", "remove", "--force", wt.dir]);
   await git(wt.repoDir, ["worktree", "prune"]);
   const report = { branch: wt.branch, parent_branch: wt.parentBranch, head };
-  if (!merge2.merge) return { ...report, merged: false, error: merge2.reason };
+  if (!merge.merge) return { ...report, merged: false, error: merge.reason };
   const current = await git(wt.repoDir, ["symbolic-ref", "--quiet", "--short", "HEAD"]);
   if (current.stdout.trim() !== wt.parentBranch) {
     return {
@@ -2614,8 +3019,8 @@ async function finishSubWorktree(wt, message, merge2) {
 }
 
 // src/core/plan/load.ts
-import { readFileSync as readFileSync2, readdirSync as readdirSync2, statSync } from "node:fs";
-import path14 from "node:path";
+import { readFileSync as readFileSync4, readdirSync as readdirSync2, statSync } from "node:fs";
+import path17 from "node:path";
 var PlanNotFoundError = class extends Error {
   constructor(planDir, message) {
     super(message);
@@ -2628,7 +3033,7 @@ async function loadPlan(planDir) {
   return parsePlan(await readPlanSource(planDir));
 }
 async function readPlanSource(planDir) {
-  const dir = path14.resolve(planDir);
+  const dir = path17.resolve(planDir);
   const info = statSync(dir, { throwIfNoEntry: false });
   if (!info) throw new PlanNotFoundError(planDir, `plan folder ${planDir} does not exist`);
   if (!info.isDirectory()) throw new PlanNotFoundError(planDir, `${planDir} is not a folder`);
@@ -2637,7 +3042,7 @@ async function readPlanSource(planDir) {
   const unreadable = [];
   const read = (rel) => {
     try {
-      files.set(rel, readFileSync2(path14.join(dir, rel), "utf8"));
+      files.set(rel, readFileSync4(path17.join(dir, rel), "utf8"));
     } catch (err) {
       const e = err;
       unreadable.push({ file: rel, message: `cannot be read: ${e.code ?? e.message}` });
@@ -2647,7 +3052,7 @@ async function readPlanSource(planDir) {
     if (top.isFile() && (top.name === "plan.md" || top.name === "dag.json")) read(top.name);
     else if (top.isDirectory() && (top.name === "tasks" || top.name === "overlays")) {
       dirs.add(top.name);
-      for (const entry of listDir(path14.join(dir, top.name), top.name, unreadable)) {
+      for (const entry of listDir(path17.join(dir, top.name), top.name, unreadable)) {
         const rel = `${top.name}/${entry.name}`;
         if (entry.isDirectory()) dirs.add(rel);
         else if (entry.name.endsWith(".md")) read(rel);
@@ -2657,17 +3062,17 @@ async function readPlanSource(planDir) {
       dirs.add("specs");
       let entries = [];
       try {
-        entries = readdirSync2(path14.join(dir, "specs"), { recursive: true, encoding: "utf8" });
+        entries = readdirSync2(path17.join(dir, "specs"), { recursive: true, encoding: "utf8" });
       } catch (err) {
         unreadable.push({ file: "specs/", message: `cannot be read: ${err.code ?? String(err)}` });
       }
       for (const rel of entries.sort()) {
-        if (statSync(path14.join(dir, "specs", rel), { throwIfNoEntry: false })?.isFile())
-          files.set(`specs/${rel.split(path14.sep).join("/")}`, "");
+        if (statSync(path17.join(dir, "specs", rel), { throwIfNoEntry: false })?.isFile())
+          files.set(`specs/${rel.split(path17.sep).join("/")}`, "");
       }
     }
   }
-  return { planId: path14.basename(dir), files, dirs, unreadable };
+  return { planId: path17.basename(dir), files, dirs, unreadable };
 }
 function listDir(dir, rel, unreadable) {
   try {
