@@ -97,9 +97,11 @@ function type1Script(file: string, systems: string[]): (req: TurnRequest) => Scr
     const k = req.turn;
     if (k === 0) systems.push(JSON.stringify(req.body.system ?? ""));
     if (stage === "implement") {
-      if (k === 0)
+      // `create` makes no folders ("Parent directory does not exist"): the shell makes src/ first.
+      if (k === 0) return { text: "I'll make the folder.", toolCalls: [copilotTools.bash(`mkdir -p '${path.dirname(file)}'`)] };
+      if (k === 1)
         return { text: "I'll create the module.", toolCalls: [copilotTools.create(file, 'export const greet = () => "hello";\n')] };
-      if (k === 1) return { toolCalls: [copilotTools.edit(file, '"hello"', '"hello from forge"')] };
+      if (k === 2) return { toolCalls: [copilotTools.edit(file, '"hello"', '"hello from forge"')] };
       return { text: "Implemented.\nFORGE_EXIT=0" };
     }
     if (stage === "verify") {
@@ -179,14 +181,14 @@ describe.runIf(BIN)("Copilot CLI adapter with the real CLI", () => {
       ["verify", "success", 0, 1],
       ["walkthrough", "success", 0, 1],
     ]);
-    // Model responses: 3 + 2 + 2.
-    expect(out.turns).toBe(7);
+    // Model responses: 4 + 2 + 2.
+    expect(out.turns).toBe(8);
     expect(out.model).toBe("claude-sonnet-4-5");
 
     // What reached the model: the model, the key in x-api-key, Forge's system prompt (through the
     // home's copilot-instructions.md), the tools of a type-1 agent and none of its own sub-agents.
     const main = server.turns();
-    expect(main).toHaveLength(7);
+    expect(main).toHaveLength(8);
     expect(main.every((t) => t.status === 200 && t.body?.model === "claude-sonnet-4-5")).toBe(true);
     expect(main[0]!.headers["x-api-key"]).toBe("sk-ant-forge-sim-dummy");
     const line = (await loadSystemPrompt("1")).text
@@ -205,7 +207,7 @@ describe.runIf(BIN)("Copilot CLI adapter with the real CLI", () => {
     expect(server.exhausted()).toBe(false);
 
     // Progress came from the JSON stream: tool calls by Forge's names, results, tokens from the usage file.
-    expect(events.filter((e) => e.kind === "tool_use").map((e) => e.tool)).toEqual(["Write", "Edit", "Bash", "Bash"]);
+    expect(events.filter((e) => e.kind === "tool_use").map((e) => e.tool)).toEqual(["Bash", "Write", "Edit", "Bash", "Bash"]);
     expect(events.filter((e) => e.kind === "result").map((r) => /^done: (\w+)/.exec(r.summary)?.[1])).toEqual([
       "Implemented",
       "Verified",

@@ -24,6 +24,7 @@
  *   `prices`, and the model proxy meters them either way.
  * - Tools: `--available-tools` is the agent kind's tools in the CLI's names (COPILOT_TOOLS); its own
  *   sub-agents (`task`, `*_agent`) and questions to nobody (`ask_user`) are never offered.
+ *   Its `create` makes no folders ("Parent directory does not exist"): a model makes them with `bash`.
  *   `--allow-all-tools` lets them run without a person; `--add-dir` opens Forge's session directory
  *   and the report files' folders to the file tools (the checkout is open already).
  * - Its home: COPILOT_HOME is the session folder's `home/.copilot` (kept out of the record the runner
@@ -67,7 +68,8 @@ const TOOL_MAP: Record<string, string[]> = {
   Glob: ["glob"],
   Grep: ["grep"],
   LS: ["view"],
-  Bash: ["bash", "read_bash", "write_bash", "stop_bash", "list_bash"],
+  // 1.0.102 has no `write_bash` (it names it an unknown tool in the allowlist).
+  Bash: ["bash", "read_bash", "stop_bash", "list_bash"],
   WebFetch: ["web_fetch"],
 };
 
