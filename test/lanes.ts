@@ -35,6 +35,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/action/walkthrough.test.ts",
     "test/agent/adapters.test.ts",
     "test/agent/agent-sessions.test.ts",
+    "test/agent/copilot.test.ts",
     "test/agent/prompts.test.ts",
     "test/agent/rate-limit.test.ts",
     "test/agent/secrets.test.ts",
