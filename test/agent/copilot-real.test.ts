@@ -2,20 +2,21 @@
 // scripted Anthropic Messages server (src/fake-agents/model-server.ts) as a provider of its own:
 // real tool calls (create, edit, bash) write real files, the stage sequence ends with a valid
 // walkthrough, progress comes from `--output-format json`, tokens from its usage file; a 429 ends in
-// a backoff and a second run, a usage limit in the time it resets, a model that stops streaming in
-// the idle limit, and a resumed attempt continues the carried conversation.
+// a backoff and a second run, a usage limit in the time it resets. (Not here yet: a model that stops
+// streaming, a resumed attempt's carried conversation.)
 //
 // Copilot CLI's licence is its own: it is not a dependency of Forge. These tests run where it is
 // installed — FORGE_COPILOT_BIN names the binary, else `copilot` on PATH — and are reported as
 // skipped, with the reason, where it is not.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { copilotTools as copilotToolNames } from "../../src/agent/adapters/copilot.js";
 import { allowedToolsFor } from "../../src/agent/hierarchy.js";
 import { loadSystemPrompt } from "../../src/agent/prompts.js";
+import { spawnAgent } from "../../src/agent/spawn/index.js";
 import { runStages } from "../../src/agent/stages/index.js";
 import type { ProgressEvent } from "../../src/agent/types.js";
 import { completeWalkthrough } from "../../src/agent/walkthrough.js";
@@ -242,4 +243,59 @@ describe.runIf(BIN)("Copilot CLI adapter with the real CLI", () => {
     });
     console.log(`real Copilot CLI, three-stage type-1 sequence: ${ms.toFixed(0)} ms`);
   }, 240_000);
+
+  it("turns a persistent usage limit into the reset time, and backs off through a 429 it gave up on", async () => {
+    // The CLI tries a 429 six times (five retries, a second apart when the server asks for no wait) before it gives up.
+    server = await startModelServer({
+      script: [{ text: "never reached" }],
+      errors: [{ status: 429, retryAfter: 0, count: 100, message: "Claude AI usage limit reached, resets at 3pm (America/New_York)" }],
+    });
+    const limited = await spawnAgent({
+      adapter: "copilot",
+      binary: BIN!,
+      prompt: "anything",
+      cwd: repo,
+      sessionDir: path.join(tempDir("forge-copilot-session-"), "s1"),
+      env: copilotEnv(server.url),
+      deadline: Date.now() + 60_000,
+      forgeCli: false,
+      sleep: () => Promise.reject(new Error("a limit past the deadline must not be waited for")),
+    });
+    expect(limited).toMatchObject({ exitCode: 1, error: { code: "rate_limited" } });
+    const ny = new Intl.DateTimeFormat("en-US", { timeZone: "America/New_York", hour: "numeric", minute: "numeric", hourCycle: "h23" });
+    expect(ny.format(new Date(limited.rateLimitedUntil!))).toBe("15:00");
+    expect(server.turns().map((t) => t.status)).toEqual([429, 429, 429, 429, 429, 429]);
+    expect(existsSync(path.join(repo, "src"))).toBe(false);
+    await server.close();
+
+    // Six 429s: the CLI gives up; Forge backs off and runs it again; it succeeds.
+    server = await startModelServer({
+      script: [{ text: "Done after the limit.\nFORGE_EXIT=0" }],
+      errors: [{ status: 429, retryAfter: 0, count: 6 }],
+    });
+    const waits: number[] = [];
+    const events: ProgressEvent[] = [];
+    const ok = await spawnAgent({
+      adapter: "copilot",
+      binary: BIN!,
+      prompt: "anything",
+      cwd: repo,
+      sessionDir: path.join(tempDir("forge-copilot-session-"), "s2"),
+      env: copilotEnv(server.url),
+      deadline: Date.now() + 3_600_000,
+      forgeCli: false,
+      random: () => 0,
+      sleep: async (ms) => void waits.push(ms),
+      onProgress: (e) => events.push(e),
+    });
+    expect(ok).toMatchObject({
+      exitCode: 0,
+      rateLimitRetries: 1,
+      result: "Done after the limit.\nFORGE_EXIT=0",
+      model: "claude-sonnet-4-5",
+    });
+    expect(waits).toEqual([5_000]);
+    expect(server.turns().map((t) => t.status)).toEqual([429, 429, 429, 429, 429, 429, 200]);
+    expect(events.filter((e) => e.kind === "rate_limit").map((e) => e.summary)).toEqual([expect.stringMatching(/^rate_limit: .*429/)]);
+  }, 90_000);
 });

@@ -31,7 +31,7 @@
  *   publishes, as Gemini CLI's is). Forge's system prompt is its `copilot-instructions.md`, which the
  *   CLI puts in its system prompt (it has no flag that appends to its own). Its conversations are
  *   `session-state/<id>/events.jsonl`, carried for a resumed attempt (src/agent/agent-sessions.ts).
- * - Errors: the CLI retries a 429 itself with backoff; when it gives up the stream has a
+ * - Errors: the CLI retries a 429 itself (five times, a second apart when the API asks for no wait); when it gives up the stream has a
  *   `session.error` (`statusCode` 429) and the process exits 1, which Forge's rate-limit check reads.
  * What it cannot do: a turn limit (no flag: the wall-clock and idle limits bound it), a reasoning
  * effort per tier for a provider of one's own (tiers are models), cost in its own output.
