@@ -163,6 +163,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/agent/codex-real.test.ts",
     "test/agent/gemini-real.test.ts",
     "test/agent/chat-real.test.ts",
+    "test/action/copilot-cache.test.ts",
     "test/agent/copilot-real.test.ts",
     "test/agent/resume-real.test.ts",
     "test/agent/hierarchy-service.test.ts",

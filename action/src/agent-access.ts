@@ -8,6 +8,7 @@ import type { AdapterName } from "../../src/agent/types.js";
 import { isForbiddenEnvName } from "../../src/agent/env.js";
 import { prepareAgentUser, releaseAgentUser, type AgentUser, type IsolationMode } from "../../src/agent/isolation.js";
 import { startModelProxy, type ModelProxy } from "../../src/agent/model-proxy.js";
+import { warmCopilotCache } from "./copilot-cache.js";
 
 /** Model keys a runner environment may hold: they never reach the agent. */
 const MODEL_KEYS =
@@ -87,6 +88,9 @@ export async function agentAccess(o: {
     await proxy?.close();
     throw err;
   }
+  // An isolated Copilot CLI session has a HOME of its own: the CLI is unpacked once for all of them.
+  const cache = o.adapter === "copilot" && runAs ? await warmCopilotCache(env, o.warn) : undefined;
+  if (cache) extraEnv.XDG_CACHE_HOME = cache.dir;
   return {
     env,
     extraEnv,
@@ -95,6 +99,7 @@ export async function agentAccess(o: {
     ...(proxy ? { proxy } : {}),
     close: async () => {
       await proxy?.close();
+      await cache?.close();
       if (!runAs) return;
       for (const problem of await releaseAgentUser(runAs)) o.warn(`The agent's user was not fully cleaned up: ${problem}`);
     },

@@ -243,7 +243,9 @@ describe.runIf(BIN)("Copilot CLI adapter with the real CLI", () => {
     });
     console.log(`real Copilot CLI, three-stage type-1 sequence: ${ms.toFixed(0)} ms`);
   }, 240_000);
+});
 
+describe.runIf(BIN)("Copilot CLI adapter with the real CLI: rate and usage limits", () => {
   it("turns a persistent usage limit into the reset time, and backs off through a 429 it gave up on", async () => {
     // The CLI tries a 429 six times (five retries, a second apart when the server asks for no wait) before it gives up.
     server = await startModelServer({
