@@ -2,20 +2,22 @@
 // scripted Anthropic Messages server (src/fake-agents/model-server.ts) as a provider of its own:
 // real tool calls (create, edit, bash) write real files, the stage sequence ends with a valid
 // walkthrough, progress comes from `--output-format json`, tokens from its usage file; a 429 ends in
-// a backoff and a second run, a usage limit in the time it resets. (Not here yet: a model that stops
-// streaming, a resumed attempt's carried conversation.)
+// a backoff and a second run, a usage limit in the time it resets, and a resumed attempt continues
+// the carried conversation. (Not here yet: a model that stops streaming.)
 //
 // Copilot CLI's licence is its own: it is not a dependency of Forge. These tests run where it is
 // installed — FORGE_COPILOT_BIN names the binary, else `copilot` on PATH — and are reported as
 // skipped, with the reason, where it is not.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { copilotTools as copilotToolNames } from "../../src/agent/adapters/copilot.js";
+import { AGENT_SESSION_DIR } from "../../src/agent/agent-sessions.js";
 import { allowedToolsFor } from "../../src/agent/hierarchy.js";
 import { loadSystemPrompt } from "../../src/agent/prompts.js";
+import { Masker } from "../../src/agent/secrets.js";
 import { spawnAgent } from "../../src/agent/spawn/index.js";
 import { runStages } from "../../src/agent/stages/index.js";
 import type { ProgressEvent } from "../../src/agent/types.js";
@@ -300,4 +302,60 @@ describe.runIf(BIN)("Copilot CLI adapter with the real CLI: rate and usage limit
     expect(server.turns().map((t) => t.status)).toEqual([429, 429, 429, 429, 429, 429, 200]);
     expect(events.filter((e) => e.kind === "rate_limit").map((e) => e.summary)).toEqual([expect.stringMatching(/^rate_limit: .*429/)]);
   }, 90_000);
+});
+
+/** Every text of a Messages request's conversation, user and assistant. */
+function conversationText(req: TurnRequest): string {
+  return (req.body.messages ?? [])
+    .map((m) =>
+      typeof m.content === "string" ? m.content : ((m.content ?? []) as Array<{ text?: string }>).map((b) => b.text ?? "").join("\n"),
+    )
+    .join("\n");
+}
+
+describe.runIf(BIN)("Copilot CLI adapter with the real CLI: a resumed attempt", () => {
+  it("--resume=<id> continues the first session, its events.jsonl carried masked and put back in another home", async () => {
+    const token = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB";
+    const seen: string[] = [];
+    const reply = (text: string) => (req: TurnRequest) => {
+      seen.push(conversationText(req));
+      return { text };
+    };
+    server = await startModelServer({ script: [reply("Noted: PLUM.\nFORGE_EXIT=0"), reply("Resumed.\nFORGE_EXIT=0")] });
+    const base = { adapter: "copilot" as const, binary: BIN!, cwd: repo, forgeCli: false as const, timeoutMs: 90_000 };
+    const firstDir = path.join(tempDir("forge-copilot-session-"), "first");
+    const first = await spawnAgent({
+      ...base,
+      env: copilotEnv(server.url),
+      prompt: `Remember the word PLUM. (The job's token is ${token}.)`,
+      sessionDir: firstDir,
+      masker: new Masker(),
+    });
+    expect(first.exitCode, readFileSync(first.transcriptPath, "utf8").slice(-1500)).toBe(0);
+    expect(first.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+    // One file carried, the conversation's events, masked.
+    expect(readdirSync(path.join(firstDir, AGENT_SESSION_DIR))).toEqual([`copilot-${first.sessionId}.jsonl`]);
+    const carried = path.join(firstDir, AGENT_SESSION_DIR, `copilot-${first.sessionId}.jsonl`);
+    const text = readFileSync(carried, "utf8");
+    expect(text).toContain("Remember the word PLUM.");
+    expect(text).not.toContain(token);
+
+    // Another job: another home (the session folder's), nothing of the first but the carried file.
+    const second = await spawnAgent({
+      ...base,
+      env: copilotEnv(server.url),
+      prompt: "Go on with the verify stage.",
+      sessionDir: path.join(tempDir("forge-copilot-session-"), "second"),
+      resumeSession: first.sessionId!,
+      resumeFile: { path: carried, root: firstDir },
+    });
+    expect(second.exitCode, readFileSync(second.transcriptPath, "utf8").slice(-1500)).toBe(0);
+    expect(second.result).toContain("Resumed.");
+    const last = seen.at(-1)!;
+    expect(last).toContain("Remember the word PLUM.");
+    expect(last).toContain("Noted: PLUM.");
+    expect(last).not.toContain(token);
+    expect(last.indexOf("Remember the word PLUM.")).toBeLessThan(last.indexOf("Go on with the verify stage."));
+    expect(seen[0]).not.toContain("Go on with the verify stage.");
+  }, 120_000);
 });
