@@ -8,7 +8,11 @@ import { CliError } from "./io.js";
 
 /** The folders a command is looked for in, as the demo's agent environment orders them. */
 function searchPath(): string[] {
-  return [path.join(checkoutRoot(), "node_modules", ".bin"), ...(process.env.PATH ?? "").split(path.delimiter).filter(Boolean)];
+  return [
+    path.join(checkoutRoot(), "test", "agent-clis", "node_modules", ".bin"),
+    path.join(checkoutRoot(), "node_modules", ".bin"),
+    ...(process.env.PATH ?? "").split(path.delimiter).filter(Boolean),
+  ];
 }
 
 function executable(file: string): boolean {

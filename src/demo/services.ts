@@ -17,7 +17,7 @@ import { createSim, type Sim } from "../local-github/server.js";
 import { demoClaudeScript, type CaptainAnswer } from "./claude-script.js";
 import { demoGeminiScript } from "./gemini-script.js";
 import { demoChatScript } from "./chat-script.js";
-import { offlineChatEnv, startChatServer, type ChatServer } from "../fake-agents/chat/index.js";
+import { AGENT_CLIS_BIN, offlineChatEnv, startChatServer, type ChatServer } from "../fake-agents/chat/index.js";
 import { offlineGeminiEnv, startGeminiServer, type GeminiServer } from "../fake-agents/gemini/index.js";
 import { DEMO_OWNER, DEMO_REPO, FULL, ISOLATION, PERSON, projectFiles } from "./project.js";
 import type { DemoRun } from "./run.js";
@@ -190,7 +190,8 @@ export async function startRunners(run: DemoRun, sim: Sim, user: Octokit): Promi
     const chat = (run.services.chat = await startChatServer({ script: demoChatScript(run.agent, 12, captain) }));
     const home = path.join(scratch, "home");
     mkdirSync(home, { recursive: true });
-    env = offlineChatEnv(chat.url, home, { PATH: `${path.join(ROOT, "node_modules", ".bin")}${path.delimiter}${process.env.PATH ?? ""}` });
+    const bins = [AGENT_CLIS_BIN, path.join(ROOT, "node_modules", ".bin"), process.env.PATH ?? ""];
+    env = offlineChatEnv(chat.url, home, { PATH: bins.join(path.delimiter) });
     run.view.line(`        scripted Chat Completions server ${chat.url} (the job's OPENAI_BASE_URL)`);
   }
   mkdirSync(path.join(scratch, "runners"), { recursive: true });

@@ -31,7 +31,7 @@ describe("README.md", () => {
 
   it("keeps the setup and test commands", () => {
     expect(readme).toContain(
-      "```sh\nnpm ci        # installs and builds; afterwards `npx forge <command>` works from this folder\nnpm test      # the unit and in-process lanes: minutes, between two changes\nnpm run test:all   # every lane, as CI runs them (.ci/run: npm test, then the processes and release lanes)\n```",
+      "```sh\nnpm ci        # installs and builds; afterwards `npx forge <command>` works from this folder\nnpm run install:agent-clis   # opencode and Qwen Code, for their real-binary tests and demos (test/agent-clis)\nnpm test      # the unit and in-process lanes: minutes, between two changes\nnpm run test:all   # every lane, as CI runs them (.ci/run: npm test, then the processes and release lanes)\n```",
     );
     expect(readme).toContain("npx forge demo");
   });

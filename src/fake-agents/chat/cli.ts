@@ -4,12 +4,20 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-/** `node_modules/.bin/<name>` of this package (opencode-ai and @qwen-code/qwen-code are devDependencies); FORGE_TEST_<NAME>_BIN overrides it. */
+/**
+ * Where `npm run install:agent-clis` puts opencode and Qwen Code (test/agent-clis: apart from Forge's
+ * own dependencies, see its package.json): the demo and the tests look here first, then in
+ * node_modules/.bin, then on PATH.
+ */
+export const AGENT_CLIS_BIN = fileURLToPath(new URL("../../../test/agent-clis/node_modules/.bin", import.meta.url));
+
+/** The CLI's binary from test/agent-clis (or node_modules/.bin); FORGE_TEST_<NAME>_BIN overrides it. */
 function binary(name: "opencode" | "qwen", pkg: string): string {
   const override = process.env[`FORGE_TEST_${name.toUpperCase()}_BIN`];
   if (override) return override;
-  const bin = fileURLToPath(new URL(`../../../node_modules/.bin/${name}`, import.meta.url));
-  if (!existsSync(bin)) throw new Error(`${name} not found at ${bin}: run npm ci (${pkg} is a devDependency)`);
+  const candidates = [path.join(AGENT_CLIS_BIN, name), fileURLToPath(new URL(`../../../node_modules/.bin/${name}`, import.meta.url))];
+  const bin = candidates.find((c) => existsSync(c));
+  if (!bin) throw new Error(`${name} not found at ${candidates[0]}: run npm run install:agent-clis (installs ${pkg})`);
   return bin;
 }
 

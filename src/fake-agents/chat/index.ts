@@ -7,4 +7,4 @@ export type { ChatRequest, ChatScript, ChatToolCall, ChatToolOutput, ChatTurn, C
 export { startChatServer, chatTurnOf } from "./server.js";
 export type { ChatServer, ChatServerOptions, InjectedChatError, RecordedChatRequest } from "./server.js";
 export { chatChunks, chatBody } from "./stream.js";
-export { opencodeBinary, qwenBinary, offlineChatEnv } from "./cli.js";
+export { AGENT_CLIS_BIN, opencodeBinary, qwenBinary, offlineChatEnv } from "./cli.js";
