@@ -8,10 +8,11 @@ import type { AdapterName } from "../../src/agent/types.js";
 import { isForbiddenEnvName } from "../../src/agent/env.js";
 import { prepareAgentUser, releaseAgentUser, type AgentUser, type IsolationMode } from "../../src/agent/isolation.js";
 import { startModelProxy, type ModelProxy } from "../../src/agent/model-proxy.js";
+import { warmCopilotCache } from "./copilot-cache.js";
 
 /** Model keys a runner environment may hold: they never reach the agent. */
 const MODEL_KEYS =
-  /^(ANTHROPIC_API_KEY|ANTHROPIC_AUTH_TOKEN|OPENAI_API_KEY|CODEX_API_KEY|AZURE_OPENAI_API_KEY|CLAUDE_CODE_OAUTH_TOKEN|GEMINI_API_KEY|GOOGLE_API_KEY)$/;
+  /^(ANTHROPIC_API_KEY|ANTHROPIC_AUTH_TOKEN|OPENAI_API_KEY|CODEX_API_KEY|AZURE_OPENAI_API_KEY|CLAUDE_CODE_OAUTH_TOKEN|GEMINI_API_KEY|GOOGLE_API_KEY|COPILOT_PROVIDER_API_KEY|COPILOT_PROVIDER_API_KEY_COMMAND|COPILOT_PROVIDER_BEARER_TOKEN)$/;
 
 export interface AgentAccess {
   /** The environment the agent layer picks from: no job credentials, no model keys. */
@@ -64,6 +65,14 @@ export async function agentAccess(o: {
       extraEnv.GOOGLE_GEMINI_BASE_URL = proxy.url;
       keyName = "GEMINI_API_KEY";
     }
+  } else if (o.adapter === "copilot") {
+    // Copilot CLI with a provider of its own (bring-your-own-key): Anthropic's Messages API through the proxy, offline from GitHub.
+    const key = o.anthropicApiKey || o.env.ANTHROPIC_API_KEY;
+    if (key) {
+      proxy = await startModelProxy({ upstream: o.env.ANTHROPIC_BASE_URL || "https://api.anthropic.com", key, api: "anthropic" });
+      Object.assign(extraEnv, { COPILOT_PROVIDER_BASE_URL: proxy.url, COPILOT_PROVIDER_TYPE: "anthropic", COPILOT_OFFLINE: "true" });
+      keyName = "COPILOT_PROVIDER_API_KEY";
+    }
   }
   const modelSession =
     proxy && keyName
@@ -79,6 +88,9 @@ export async function agentAccess(o: {
     await proxy?.close();
     throw err;
   }
+  // An isolated Copilot CLI session has a HOME of its own: the CLI is unpacked once for all of them.
+  const cache = o.adapter === "copilot" && runAs ? await warmCopilotCache(env, o.warn) : undefined;
+  if (cache) extraEnv.XDG_CACHE_HOME = cache.dir;
   return {
     env,
     extraEnv,
@@ -87,6 +99,7 @@ export async function agentAccess(o: {
     ...(proxy ? { proxy } : {}),
     close: async () => {
       await proxy?.close();
+      await cache?.close();
       if (!runAs) return;
       for (const problem of await releaseAgentUser(runAs)) o.warn(`The agent's user was not fully cleaned up: ${problem}`);
     },

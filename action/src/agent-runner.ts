@@ -86,7 +86,7 @@ export interface AgentRunOutcome {
 }
 
 export interface AgentRunner {
-  /** Adapter name, recorded in trailers and results (claude, codex, gemini, opencode, qwen, command). */
+  /** Adapter name, recorded in trailers and results (claude, codex, gemini, opencode, qwen, copilot, command). */
   readonly name: string;
   run(request: AgentRunRequest): Promise<AgentRunOutcome>;
 }

@@ -315,6 +315,10 @@ function warnMissingKeys(adapter: ForgeConfig["agent"]["adapter"], input: Action
     core.warning(`openai-api-key is empty and OPENAI_API_KEY is not set: ${openaiAgent} will not be able to call the model.`);
   if (adapter === "gemini" && !input.geminiApiKey && !env.GEMINI_API_KEY && !env.GOOGLE_API_KEY)
     core.warning("gemini-api-key is empty and GEMINI_API_KEY is not set: Gemini CLI will not be able to call the model.");
+  if (adapter === "copilot" && !input.anthropicApiKey && !env.ANTHROPIC_API_KEY)
+    core.warning(
+      "anthropic-api-key is empty and ANTHROPIC_API_KEY is not set: Copilot CLI (on Anthropic's API, bring-your-own-key) will not be able to call the model.",
+    );
 }
 
 /** Sets the outputs and the job summary of a report; returns why the job failed, if it did. */

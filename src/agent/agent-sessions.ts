@@ -4,6 +4,8 @@
  * `<config dir>/projects/<cwd>/<id>.jsonl`, Codex's `<CODEX_HOME>/sessions/…/rollout-…-<id>.jsonl`,
  * Gemini CLI's `<GEMINI_CLI_HOME>/.gemini/tmp/<project>/chats/session-<time>-<id's first 8>.jsonl`,
  * Qwen Code's `<QWEN_HOME>/projects/<cwd>/chats/<id>.jsonl` —
+ * Copilot CLI's `<COPILOT_HOME>/session-state/<id>/events.jsonl` (the rest of that folder — its
+ * checkpoints, file snapshots, locks — it does without: a resume reads the events alone) —
  * into the session folder's `agent-session/`, masked; nothing else of the CLI's home (its settings,
  * its keys, its caches) goes with it. opencode keeps its conversations in a SQLite database, not
  * carried: a resumed opencode attempt starts its session afresh (the adapter's page says so). A resumed attempt's job puts that file back where the CLI looks
@@ -39,6 +41,11 @@ function codexHome(env: NodeJS.ProcessEnv): string | undefined {
 function geminiDir(env: NodeJS.ProcessEnv): string | undefined {
   const home = env.GEMINI_CLI_HOME || env.HOME;
   return home ? path.join(home, ".gemini") : undefined;
+}
+
+/** Copilot CLI's own folder: COPILOT_HOME (the adapter sets it per session), else ~/.copilot. */
+function copilotDir(env: NodeJS.ProcessEnv): string | undefined {
+  return env.COPILOT_HOME || (env.HOME ? path.join(env.HOME, ".copilot") : undefined);
 }
 
 /** Gemini CLI names a project's folder by its directory's name: lower case, every run of other characters a dash. */
@@ -90,6 +97,10 @@ export async function sessionFileOf(adapter: AdapterName, env: NodeJS.ProcessEnv
     const dir = qwenDir(env);
     return dir ? findFile(path.join(dir, "projects"), (n) => n === `${id}.jsonl`, 2) : undefined;
   }
+  if (adapter === "copilot") {
+    const dir = copilotDir(env);
+    return dir ? findFile(path.join(dir, "session-state", id), (n) => n === "events.jsonl", 0) : undefined;
+  }
   return undefined;
 }
 
@@ -111,7 +122,8 @@ export async function carrySession(
   if (buf instanceof Error) return { why: `its conversation was not carried: ${buf.message}` };
   if (!buf) return { why: "its conversation file could not be read" };
   // Gemini CLI's file names hold only the id's first 8 characters: the copy is named by the whole id.
-  const name = adapter === "gemini" ? `session-${id}.jsonl` : path.basename(file);
+  // Copilot CLI's file is named by its folder, the id.
+  const name = adapter === "gemini" ? `session-${id}.jsonl` : adapter === "copilot" ? `${id}.jsonl` : path.basename(file);
   const dest = path.join(sessionDir, AGENT_SESSION_DIR, `${adapter}-${name}`);
   await mkdir(path.dirname(dest), { recursive: true });
   await writeFile(dest, scrubSession(buf.toString("utf8"), masker));
@@ -141,7 +153,8 @@ export function scrubSession(text: string, masker: Masker): string {
 /**
  * Puts a carried conversation back where the CLI looks for session `id` when it runs with `env` in
  * `cwd`: Claude Code's project folder of `cwd`, Codex's sessions folder (by the date in its name),
- * Gemini CLI's chats folder of the project `cwd` (the session's home is new: no other project took its name).
+ * Gemini CLI's chats folder of the project `cwd` (the session's home is new: no other project took its name),
+ * Copilot CLI's `session-state/<id>/events.jsonl`.
  */
 export async function restoreSession(
   adapter: AdapterName,
@@ -168,6 +181,9 @@ export async function restoreSession(
     // Qwen Code names a project's folder as Claude Code does.
     const dir = qwenDir(env);
     if (dir) dest = path.join(dir, "projects", claudeProjectDir(cwd), "chats", `${id}.jsonl`);
+  } else if (adapter === "copilot") {
+    const dir = copilotDir(env);
+    if (dir) dest = path.join(dir, "session-state", id, "events.jsonl");
   }
   if (!dest) return undefined;
   await mkdir(path.dirname(dest), { recursive: true });

@@ -8,9 +8,9 @@ import type { Masker } from "./secrets.js";
 import type { TierName } from "../core/tiers.js";
 import type { SubAgentCap } from "./sub-agents.js";
 
-/** Agent adapters: Claude Code CLI, Codex CLI, Gemini CLI, or any executable. */
-export type AdapterName = "claude" | "codex" | "gemini" | "opencode" | "qwen" | "command";
-export const ADAPTER_NAMES: readonly AdapterName[] = ["claude", "codex", "gemini", "opencode", "qwen", "command"];
+/** Agent adapters: Claude Code CLI, Codex CLI, Gemini CLI, opencode, Qwen Code, GitHub Copilot CLI, or any executable. */
+export type AdapterName = "claude" | "codex" | "gemini" | "opencode" | "qwen" | "copilot" | "command";
+export const ADAPTER_NAMES: readonly AdapterName[] = ["claude", "codex", "gemini", "opencode", "qwen", "copilot", "command"];
 
 /** Kinds of agents Forge spawns: the DAG's agent types, the Captain, and the sentinel roles. */
 export const AGENT_KINDS = [

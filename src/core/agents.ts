@@ -68,6 +68,7 @@ export const ADAPTER_FAMILIES: Readonly<Partial<Record<string, readonly string[]
   claude: ["anthropic"],
   codex: ["openai"],
   gemini: ["google"],
+  copilot: ["anthropic"],
 };
 
 /** Why `adapter` cannot take the model spec `spec` (a tier or a model id), or undefined when it can. */

@@ -32,7 +32,8 @@ export const DEFAULT_ROLE_TIERS: Readonly<Record<ModelRole, TierName>> = {
  * model of the family). Codex runs one model at three reasoning efforts: a tier also reaches it as
  * `model_reasoning_effort` (src/agent/adapters/codex.ts). Gemini CLI takes Gemini model ids (its
  * `auto` router would add a call of its own). opencode and Qwen Code take the model id their
- * Chat Completions endpoint (the model proxy's upstream) knows. A command agent gets the tier itself
+ * Chat Completions endpoint (the model proxy's upstream) knows. Copilot CLI, on a provider of one's own (Anthropic's API
+ * through the model proxy), takes Anthropic's model ids. A command agent gets the tier itself
  * (`FORGE_MODEL_TIER`) and the model only when the config names one.
  */
 export const DEFAULT_TIER_MODELS: Readonly<Record<string, Readonly<Record<TierName, string>>>> = {
@@ -41,6 +42,7 @@ export const DEFAULT_TIER_MODELS: Readonly<Record<string, Readonly<Record<TierNa
   gemini: { low: "gemini-2.5-flash", medium: "gemini-2.5-pro", high: "gemini-2.5-pro" },
   opencode: { low: "gpt-5.5", medium: "gpt-5.5", high: "gpt-5.5" },
   qwen: { low: "qwen3-coder-flash", medium: "qwen3-coder-plus", high: "qwen3-coder-plus" },
+  copilot: { low: "claude-haiku-4-5", medium: "claude-sonnet-4-5", high: "claude-opus-4-5" },
 };
 
 /** Stages whose sessions are not implementation (every other stage's are). */

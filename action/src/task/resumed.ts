@@ -24,6 +24,7 @@ const ADAPTER_NAMES: Record<string, string> = {
   gemini: "Gemini CLI ",
   opencode: "opencode ",
   qwen: "Qwen Code ",
+  copilot: "Copilot CLI ",
   command: "",
 };
 

@@ -70,12 +70,15 @@ export interface OutputParser {
    * their Bash tool runs a long build, so the idle limit is stretched then (RunProcessOptions.busyIdleTimeoutMs).
    */
   busy?(): boolean;
+  /** Progress learnt only once the process ended, after `finish` (Copilot CLI's usage file). */
+  afterExit?(): ProgressDraft[];
 }
 
 export interface Adapter {
   name: AdapterName;
   invocation(input: AdapterInput): Invocation;
-  parser(): OutputParser;
+  /** A parser for one run of `invocation` (an adapter may read where the CLI was told to write). */
+  parser(invocation?: Invocation): OutputParser;
 }
 
 /** One line, at most `max` characters. */

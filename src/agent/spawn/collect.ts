@@ -32,6 +32,7 @@ const INSTALL: Record<string, string> = {
   gemini: "Gemini CLI: npm i -g @google/gemini-cli",
   opencode: "opencode: npm i -g opencode-ai",
   qwen: "Qwen Code: npm i -g @qwen-code/qwen-code",
+  copilot: "GitHub Copilot CLI: npm i -g @github/copilot (its own licence; Forge does not bring it)",
 };
 
 /** Why the agent's process did not start: a command not found says so, and how to install it when Forge knows. */

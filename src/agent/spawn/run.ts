@@ -43,7 +43,7 @@ export async function runAgentOnce(sc: SpawnContext, p: PreparedSpawn): Promise<
       }),
     };
   }
-  const parser: OutputParser = p.adapter.parser();
+  const parser: OutputParser = p.adapter.parser(p.invocation);
   const stderrTail: string[] = [];
   const runStart = Date.now();
   const isolated = asIsolated(sc, p);
@@ -86,6 +86,7 @@ export async function runAgentOnce(sc: SpawnContext, p: PreparedSpawn): Promise<
   });
   if (isolated) await endIsolated(sc, isolated);
   const parsed: AdapterOutcome = parser.finish(outcome.code);
+  for (const d of parser.afterExit?.() ?? []) emit(sc, d);
   // The conversation goes with the session folder, masked, for a resumed attempt to continue.
   if (parsed.sessionId && options.adapter !== "command") {
     const carried = await carrySession(options.adapter, env, parsed.sessionId, sc.sessionDir, sc.masker).catch((e: unknown) => ({

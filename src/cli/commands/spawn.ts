@@ -62,7 +62,7 @@ export function registerSpawn(program: Command, { io, setExitCode }: CommandCont
     .option("--system-prompt <file>", "system prompt file (default: the built-in or repository prompt of --agent-type)")
     .option("--extra-context <file>", "a resolution or context document appended to the prompt (repeatable)", collect)
     .option("--agent-type <kind>", `kind of agent: ${AGENT_KINDS.join(", ")}`)
-    .option("--adapter <name>", "claude | codex | gemini | opencode | qwen | command (default: $FORGE_ADAPTER or claude)")
+    .option("--adapter <name>", "claude | codex | gemini | opencode | qwen | copilot | command (default: $FORGE_ADAPTER or claude)")
     .option("--command <exe>", "adapter command: the executable")
     .option("--arg <value>", "adapter command: an argument (repeatable)", collect)
     .option("--model <model>", "model id or alias (default: $FORGE_MODEL)")

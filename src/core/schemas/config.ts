@@ -210,7 +210,7 @@ export const forgeConfigSchema = z
               .strict(),
           )
           .optional()
-          .describe("The model of each tier, per adapter, over Forge's defaults (claude: haiku, sonnet, opus; codex: gpt-5.5 at low, medium and high reasoning effort; gemini: gemini-2.5-flash, gemini-2.5-pro, gemini-2.5-pro; opencode: gpt-5.5; qwen: qwen3-coder-flash, qwen3-coder-plus, qwen3-coder-plus)."),
+          .describe("The model of each tier, per adapter, over Forge's defaults (claude: haiku, sonnet, opus; codex: gpt-5.5 at low, medium and high reasoning effort; gemini: gemini-2.5-flash, gemini-2.5-pro, gemini-2.5-pro; opencode: gpt-5.5; qwen: qwen3-coder-flash, qwen3-coder-plus, qwen3-coder-plus; copilot: claude-haiku-4-5, claude-sonnet-4-5, claude-opus-4-5)."),
         long_context: z
           .boolean()
           .default(false)

@@ -29,7 +29,7 @@ export const walkthroughFrontmatterSchema = z
       .describe("Tests the agent ran and their results."),
     risks: z.array(z.string()).default([]).describe("Risks the reviewer should know; each becomes a warning event."),
     followups: z.array(z.string()).default([]).describe("Work left for later; bug-like ones spawn follow-up agents."),
-    agent: z.string().optional().describe("Agent adapter that did the work (claude, codex, gemini, opencode, qwen, command)."),
+    agent: z.string().optional().describe("Agent adapter that did the work (claude, codex, gemini, opencode, qwen, copilot, command)."),
     model: z.string().optional().describe("Model used, where known."),
     models: z
       .array(
