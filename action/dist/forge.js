@@ -11,7 +11,7 @@ import {
   loadSystemPrompt,
   spawnAgent,
   startSubWorktree
-} from "./chunk-VFLWLEDM.js";
+} from "./chunk-YORNGPC2.js";
 import {
   EXIT_CODES,
   MODELS_ENV,
@@ -19,7 +19,7 @@ import {
   modelFromEnv,
   succeeded,
   validatePlan
-} from "./chunk-YJPOCTHW.js";
+} from "./chunk-SL7VK6UQ.js";
 import {
   __commonJS,
   __require,
@@ -3579,7 +3579,7 @@ function spawnBadOptions(io, message) {
   return EXIT_CODES.FAILURE;
 }
 function registerSpawn(program2, { io, setExitCode }) {
-  program2.command("spawn").description("Run one agent session (layer 0, see docs/runner.md#layers): depth budget, trace id, exit codes 0/1/2/3/10/11/12/20/21.").option("--prompt <text>", "what to do").option("--prompt-file <file>", "read the prompt from a file").option("--system-prompt <file>", "system prompt file (default: the built-in or repository prompt of --agent-type)").option("--extra-context <file>", "a resolution or context document appended to the prompt (repeatable)", collect).option("--agent-type <kind>", `kind of agent: ${AGENT_KINDS.join(", ")}`).option("--adapter <name>", "claude | codex | gemini | opencode | qwen | command (default: $FORGE_ADAPTER or claude)").option("--command <exe>", "adapter command: the executable").option("--arg <value>", "adapter command: an argument (repeatable)", collect).option("--model <model>", "model id or alias (default: $FORGE_MODEL)").option("--max-depth <n>", "spawn depth budget (default: $FORGE_MAX_DEPTH or 3)").option("--output-format <format>", "text | json", "text").option("--cwd <dir>", "working directory of the agent").option("--allowed-tools <list>", "comma-separated tool names (default: the agent type's)").option("--session-dir <dir>", "where events, transcript and signals go").option("--name <name>", "name of this spawn in signals and events", "spawn").option("--max-turns <n>", "turn limit passed to the agent CLI").option("--timeout <seconds>", "wall-clock limit").option("--idle-timeout <seconds>", "kill the agent after this long without output").option("--pass-env <names>", "comma-separated environment variables to pass to the agent besides its adapter's own").allowUnknownOption(true).allowExcessArguments(true).action(async (flags, cmd) => {
+  program2.command("spawn").description("Run one agent session (layer 0, see docs/runner.md#layers): depth budget, trace id, exit codes 0/1/2/3/10/11/12/20/21.").option("--prompt <text>", "what to do").option("--prompt-file <file>", "read the prompt from a file").option("--system-prompt <file>", "system prompt file (default: the built-in or repository prompt of --agent-type)").option("--extra-context <file>", "a resolution or context document appended to the prompt (repeatable)", collect).option("--agent-type <kind>", `kind of agent: ${AGENT_KINDS.join(", ")}`).option("--adapter <name>", "claude | codex | gemini | opencode | qwen | copilot | command (default: $FORGE_ADAPTER or claude)").option("--command <exe>", "adapter command: the executable").option("--arg <value>", "adapter command: an argument (repeatable)", collect).option("--model <model>", "model id or alias (default: $FORGE_MODEL)").option("--max-depth <n>", "spawn depth budget (default: $FORGE_MAX_DEPTH or 3)").option("--output-format <format>", "text | json", "text").option("--cwd <dir>", "working directory of the agent").option("--allowed-tools <list>", "comma-separated tool names (default: the agent type's)").option("--session-dir <dir>", "where events, transcript and signals go").option("--name <name>", "name of this spawn in signals and events", "spawn").option("--max-turns <n>", "turn limit passed to the agent CLI").option("--timeout <seconds>", "wall-clock limit").option("--idle-timeout <seconds>", "kill the agent after this long without output").option("--pass-env <names>", "comma-separated environment variables to pass to the agent besides its adapter's own").allowUnknownOption(true).allowExcessArguments(true).action(async (flags, cmd) => {
     const json = flags.outputFormat === "json";
     const fail = (code, message) => {
       io.err(`${JSON.stringify({ status: "error", error: { code, message } })}

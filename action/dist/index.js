@@ -45,7 +45,7 @@ import {
   writeFileAtomic,
   writeInAgentFolder,
   writeSignal
-} from "./chunk-VFLWLEDM.js";
+} from "./chunk-YORNGPC2.js";
 import {
   CAPTAIN_ID,
   CAPTAIN_PLAN_ID,
@@ -110,7 +110,7 @@ import {
   taskRecordsDir,
   walkthroughFrontmatterSchema,
   walkthroughPath
-} from "./chunk-KSYJKTFJ.js";
+} from "./chunk-K7CJKUVV.js";
 import {
   Octokit,
   legacyRestEndpointMethods,
@@ -150,7 +150,7 @@ import {
   validatePlan,
   writeFrontMatter,
   zodProblems
-} from "./chunk-YJPOCTHW.js";
+} from "./chunk-SL7VK6UQ.js";
 import {
   getInput,
   info,
@@ -167,7 +167,7 @@ import {
 
 // action/src/runner.ts
 import { existsSync as existsSync5 } from "node:fs";
-import path30 from "node:path";
+import path31 from "node:path";
 import { fileURLToPath } from "node:url";
 
 // src/agent/model-proxy.ts
@@ -372,7 +372,7 @@ async function startModelProxy(options) {
     if (spent !== void 0) return deny(400, "invalid_request_error", spent);
     forward(req, res, who.style, `${base}${raw}`);
   });
-  function forward(req, res, style, path31) {
+  function forward(req, res, style, path32) {
     count++;
     const headers = {};
     for (const [k, v] of Object.entries(req.headers)) {
@@ -385,7 +385,7 @@ async function startModelProxy(options) {
     else headers.authorization = `Bearer ${options.key}`;
     const send = upstream.protocol === "https:" ? httpsRequest : httpRequest;
     const out = send(
-      { protocol: upstream.protocol, hostname: upstream.hostname, port: upstream.port || void 0, method: req.method, path: path31, headers },
+      { protocol: upstream.protocol, hostname: upstream.hostname, port: upstream.port || void 0, method: req.method, path: path32, headers },
       (answer) => meter(answer, res)
     );
     out.on("error", (err) => refuse(res, api, 502, "api_error", `the model API could not be reached: ${err.message}`));
@@ -446,8 +446,39 @@ async function startModelProxy(options) {
   };
 }
 
+// action/src/copilot-cache.ts
+import { execFile } from "node:child_process";
+import { chmod, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+var execP = promisify(execFile);
+async function warmCopilotCache(env, warn, binary = "copilot") {
+  let dir;
+  try {
+    dir = await mkdtemp(path.join(tmpdir(), "forge-copilot-cache-"));
+    await chmod(dir, 493);
+    await execP(binary, ["--version"], {
+      env: {
+        PATH: env.PATH ?? "/usr/bin:/bin",
+        HOME: env.HOME ?? dir,
+        XDG_CACHE_HOME: dir,
+        COPILOT_OFFLINE: "true",
+        COPILOT_AUTO_UPDATE: "false"
+      },
+      timeout: 12e4
+    });
+    const made = dir;
+    return { dir: made, close: () => rm(made, { recursive: true, force: true }) };
+  } catch (err) {
+    if (dir) await rm(dir, { recursive: true, force: true });
+    warn(`Copilot CLI could not be unpacked once for the job (each session unpacks it, ~235 MB): ${err.message.split("\n")[0]}`);
+    return void 0;
+  }
+}
+
 // action/src/agent-access.ts
-var MODEL_KEYS = /^(ANTHROPIC_API_KEY|ANTHROPIC_AUTH_TOKEN|OPENAI_API_KEY|CODEX_API_KEY|AZURE_OPENAI_API_KEY|CLAUDE_CODE_OAUTH_TOKEN|GEMINI_API_KEY|GOOGLE_API_KEY)$/;
+var MODEL_KEYS = /^(ANTHROPIC_API_KEY|ANTHROPIC_AUTH_TOKEN|OPENAI_API_KEY|CODEX_API_KEY|AZURE_OPENAI_API_KEY|CLAUDE_CODE_OAUTH_TOKEN|GEMINI_API_KEY|GOOGLE_API_KEY|COPILOT_PROVIDER_API_KEY|COPILOT_PROVIDER_API_KEY_COMMAND|COPILOT_PROVIDER_BEARER_TOKEN)$/;
 async function agentAccess(o) {
   const env = Object.fromEntries(
     Object.entries(o.env).filter(([k]) => !isForbiddenEnvName(k) && !/^ACTIONS_/.test(k) && !MODEL_KEYS.test(k))
@@ -477,6 +508,13 @@ async function agentAccess(o) {
       extraEnv.GOOGLE_GEMINI_BASE_URL = proxy.url;
       keyName = "GEMINI_API_KEY";
     }
+  } else if (o.adapter === "copilot") {
+    const key = o.anthropicApiKey || o.env.ANTHROPIC_API_KEY;
+    if (key) {
+      proxy = await startModelProxy({ upstream: o.env.ANTHROPIC_BASE_URL || "https://api.anthropic.com", key, api: "anthropic" });
+      Object.assign(extraEnv, { COPILOT_PROVIDER_BASE_URL: proxy.url, COPILOT_PROVIDER_TYPE: "anthropic", COPILOT_OFFLINE: "true" });
+      keyName = "COPILOT_PROVIDER_API_KEY";
+    }
   }
   const modelSession = proxy && keyName ? () => {
     const s = proxy.openSession();
@@ -489,6 +527,8 @@ async function agentAccess(o) {
     await proxy?.close();
     throw err;
   }
+  const cache = o.adapter === "copilot" && runAs ? await warmCopilotCache(env, o.warn) : void 0;
+  if (cache) extraEnv.XDG_CACHE_HOME = cache.dir;
   return {
     env,
     extraEnv,
@@ -497,6 +537,7 @@ async function agentAccess(o) {
     ...proxy ? { proxy } : {},
     close: async () => {
       await proxy?.close();
+      await cache?.close();
       if (!runAs) return;
       for (const problem of await releaseAgentUser(runAs)) o.warn(`The agent's user was not fully cleaned up: ${problem}`);
     }
@@ -507,23 +548,23 @@ async function agentAccess(o) {
 import { spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { mkdir as mkdir2, writeFile as writeFile2 } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path2 from "node:path";
+import { tmpdir as tmpdir2 } from "node:os";
+import path3 from "node:path";
 
 // action/src/git-guard.ts
 import { randomBytes as randomBytes2 } from "node:crypto";
-import { chmod, lstat, mkdir, readdir, rename, rm, unlink, writeFile } from "node:fs/promises";
-import path from "node:path";
+import { chmod as chmod2, lstat, mkdir, readdir, rename, rm as rm2, unlink, writeFile } from "node:fs/promises";
+import path2 from "node:path";
 var KEEP_CONFIG = /^(core\.(repositoryformatversion|filemode|bare|symlinks|ignorecase|precomposeunicode)|extensions\.(objectformat|refstorage|partialclone)|remote\.[^\n]+\.(url|fetch|promisor|partialclonefilter)|branch\.[^\n]+\.(remote|merge))$/i;
 async function snapshotRepository(raw, dir, privateDir) {
   const r = await raw(["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"], dir);
   if (r.code !== 0) return void 0;
   const [workTree, gitDir, common] = r.stdout.split("\n").map((l) => l.trim());
   if (!workTree || !gitDir || !common) return void 0;
-  const commonDir = path.resolve(dir, common);
-  const listed = await raw(["config", "--file", path.join(commonDir, "config"), "--null", "--list"], dir);
+  const commonDir = path2.resolve(dir, common);
+  const listed = await raw(["config", "--file", path2.join(commonDir, "config"), "--null", "--list"], dir);
   await mkdir(privateDir, { recursive: true, mode: 448 });
-  const copy = path.join(privateDir, "config");
+  const copy = path2.join(privateDir, "config");
   await writeFile(copy, "", { mode: 384 });
   for (const entry of listed.code === 0 ? listed.stdout.split("\0") : []) {
     const nl = entry.indexOf("\n");
@@ -534,36 +575,36 @@ async function snapshotRepository(raw, dir, privateDir) {
       throw new GitError(`could not copy ${key} of the work repository's config: ${set.stderr.trim()}`, ["config"], set.code, set.stderr);
   }
   const config = readAgentFileSync(privateDir, copy)?.toString("utf8") ?? "";
-  const alternates = (readAgentFileSync(commonDir, path.join(commonDir, "objects/info/alternates"))?.toString("utf8") ?? "").split("\n").map((l) => l.trim()).filter(Boolean);
+  const alternates = (readAgentFileSync(commonDir, path2.join(commonDir, "objects/info/alternates"))?.toString("utf8") ?? "").split("\n").map((l) => l.trim()).filter(Boolean);
   return { workTree, gitDir, commonDir, config, alternates };
 }
 async function ownDir(dir) {
   const st = await lstat(dir).catch(() => void 0);
   if (!st || st.isSymbolicLink() || !st.isDirectory())
     throw new GitError(`the work repository's ${dir} is no longer a directory (replaced by a link or a file)`, [], null, "");
-  if (st.mode & 18) await chmod(dir, st.mode & 4077).catch(() => void 0);
+  if (st.mode & 18) await chmod2(dir, st.mode & 4077).catch(() => void 0);
 }
 async function realDir(dir) {
   const st = await lstat(dir).catch(() => void 0);
   if (st?.isDirectory()) return;
-  if (st) await rm(dir, { recursive: true, force: true });
+  if (st) await rm2(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
 }
 async function dropLinks(dir) {
   for (const e of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
-    if (e.isSymbolicLink()) await unlink(path.join(dir, e.name)).catch(() => void 0);
+    if (e.isSymbolicLink()) await unlink(path2.join(dir, e.name)).catch(() => void 0);
   }
 }
 async function replaceFile(file, text) {
   let current;
   try {
-    current = readAgentFileSync(path.dirname(file), file)?.toString("utf8");
+    current = readAgentFileSync(path2.dirname(file), file)?.toString("utf8");
   } catch {
     current = void 0;
   }
   if (current === text) return;
   const st = await lstat(file).catch(() => void 0);
-  if (st?.isDirectory()) await rm(file, { recursive: true, force: true });
+  if (st?.isDirectory()) await rm2(file, { recursive: true, force: true });
   const tmp = `${file}.forge-${randomBytes2(6).toString("hex")}`;
   await writeFile(tmp, text, { flag: "wx", mode: 420 });
   await rename(tmp, file);
@@ -572,23 +613,23 @@ async function guardRepository(s) {
   const dirs = [.../* @__PURE__ */ new Set([s.gitDir, s.commonDir])];
   for (const d of dirs) await ownDir(d);
   for (const d of dirs) await dropLinks(d);
-  await replaceFile(path.join(s.commonDir, "config"), s.config);
+  await replaceFile(path2.join(s.commonDir, "config"), s.config);
   const gone = [
-    ...dirs.map((d) => path.join(d, "config.worktree")),
-    path.join(s.commonDir, "info/attributes"),
-    path.join(s.commonDir, "info/grafts"),
-    ...s.gitDir === s.commonDir ? [path.join(s.gitDir, "commondir")] : []
+    ...dirs.map((d) => path2.join(d, "config.worktree")),
+    path2.join(s.commonDir, "info/attributes"),
+    path2.join(s.commonDir, "info/grafts"),
+    ...s.gitDir === s.commonDir ? [path2.join(s.gitDir, "commondir")] : []
   ];
-  for (const f of gone) await rm(f, { recursive: true, force: true });
-  await realDir(path.join(s.commonDir, "info"));
-  await dropLinks(path.join(s.commonDir, "info"));
-  const objectsInfo = path.join(s.commonDir, "objects", "info");
+  for (const f of gone) await rm2(f, { recursive: true, force: true });
+  await realDir(path2.join(s.commonDir, "info"));
+  await dropLinks(path2.join(s.commonDir, "info"));
+  const objectsInfo = path2.join(s.commonDir, "objects", "info");
   await realDir(objectsInfo);
   await dropLinks(objectsInfo);
-  const alternates = path.join(objectsInfo, "alternates");
+  const alternates = path2.join(objectsInfo, "alternates");
   if (s.alternates.length) await replaceFile(alternates, `${s.alternates.join("\n")}
 `);
-  else await rm(alternates, { recursive: true, force: true });
+  else await rm2(alternates, { recursive: true, force: true });
 }
 
 // action/src/git.ts
@@ -640,8 +681,8 @@ var Git = class {
     this.#clock = options.clock ?? realClock;
     this.#random = options.random ?? Math.random;
     this.#onRetry = options.onRetry;
-    this.#privateDir = mkdtempSync(path2.join(tmpdir(), "forge-git-"));
-    this.#netDir = options.netDir ?? path2.join(this.#privateDir, "net.git");
+    this.#privateDir = mkdtempSync(path3.join(tmpdir2(), "forge-git-"));
+    this.#netDir = options.netDir ?? path3.join(this.#privateDir, "net.git");
   }
   /** Values that must never appear in logs: the token and its header. */
   secrets() {
@@ -721,7 +762,7 @@ var Git = class {
   /** `run` for the agent layer's own merges and sub-branches (src/agent/branches.ts `GitRun`), in this work tree only. */
   forStages() {
     return async (cwd, args) => {
-      if (path2.resolve(cwd) !== path2.resolve(this.dir))
+      if (path3.resolve(cwd) !== path3.resolve(this.dir))
         throw new GitError(`the runner's git works in ${this.dir}, not ${cwd}`, args, null, "");
       return this.run(args, { allowFail: true });
     };
@@ -734,7 +775,7 @@ var Git = class {
     this.#repo ??= snapshotRepository(
       (args, cwd) => this.#spawn(args, { cwd, network: false, allowFail: true }),
       this.dir,
-      path2.join(this.#privateDir, "repo")
+      path3.join(this.#privateDir, "repo")
     );
     const repo = await this.#repo;
     if (repo) await guardRepository(repo);
@@ -754,16 +795,16 @@ var Git = class {
     const work = await this.#workGitDir();
     const net = this.#netDir;
     this.#netReady ??= (async () => {
-      await mkdir2(path2.dirname(net), { recursive: true });
-      await this.#spawn(["init", "--quiet", "--bare", net], { cwd: path2.dirname(net), network: false });
+      await mkdir2(path3.dirname(net), { recursive: true });
+      await this.#spawn(["init", "--quiet", "--bare", net], { cwd: path3.dirname(net), network: false });
       return net;
     })();
     await this.#netReady;
-    await writeFile2(path2.join(net, "objects/info/alternates"), `${path2.join(work, "objects")}
+    await writeFile2(path3.join(net, "objects/info/alternates"), `${path3.join(work, "objects")}
 `);
     const repo = await this.#repo;
-    if (!repo.alternates.includes(path2.join(net, "objects"))) {
-      repo.alternates.push(path2.join(net, "objects"));
+    if (!repo.alternates.includes(path3.join(net, "objects"))) {
+      repo.alternates.push(path3.join(net, "objects"));
       await guardRepository(repo);
     }
     return net;
@@ -779,8 +820,8 @@ var Git = class {
         if (m) mapped[i] = `${m[1]}${(await this.run(["rev-parse", "--verify", `${m[2]}^{commit}`])).stdout.trim()}:${m[3]}`;
       }
     }
-    const workShallow = path2.join(work, "shallow");
-    const netShallow = path2.join(net, "shallow");
+    const workShallow = path3.join(work, "shallow");
+    const netShallow = path3.join(net, "shallow");
     const shallow = readShallow(work, workShallow);
     const r = await this.#tried([command, ...mapped], opts, async () => {
       await writeFile2(netShallow, shallow);
@@ -1029,9 +1070,9 @@ function createOctokitGitHub(options) {
         throw new GitHubApiError(`reading the comments of #${issue} failed: ${detail(err)}`, statusOf(err), { cause: err });
       }
     },
-    async readFile(path31, ref) {
+    async readFile(path32, ref) {
       try {
-        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path31, ...ref ? { ref } : {} });
+        const { data } = await octokit.rest.repos.getContent({ owner, repo, path: path32, ...ref ? { ref } : {} });
         if (Array.isArray(data) || data.type !== "file") return void 0;
         if (data.encoding === "base64" && typeof data.content === "string" && (data.content !== "" || data.size === 0)) {
           return Buffer.from(data.content, "base64").toString("utf8");
@@ -1040,7 +1081,7 @@ function createOctokitGitHub(options) {
         return Buffer.from(blob.content, "base64").toString("utf8");
       } catch (err) {
         if (statusOf(err) === 404) return void 0;
-        throw new GitHubApiError(`reading ${path31} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
+        throw new GitHubApiError(`reading ${path32} at ${ref} failed: ${detail(err)}`, statusOf(err), { cause: err });
       }
     },
     async findOpenPull(head, base) {
@@ -1215,8 +1256,8 @@ function describeIssues(error, names = {}, label = (name) => `input '${name}'`) 
 }
 
 // action/src/captain/overlay.ts
-import { mkdir as mkdir4, readdir as readdir2, rm as rm3 } from "node:fs/promises";
-import path7 from "node:path";
+import { mkdir as mkdir4, readdir as readdir2, rm as rm4 } from "node:fs/promises";
+import path8 from "node:path";
 
 // action/src/dispatch-check.ts
 var JournalError = class extends Error {
@@ -1327,12 +1368,12 @@ Nothing to do: ${reason}.${tail}
 }
 
 // action/src/captain/shared.ts
-import path6 from "node:path";
+import path7 from "node:path";
 
 // action/src/protected-paths.ts
 var import_picomatch = __toESM(require_picomatch(), 1);
-import { rm as rm2 } from "node:fs/promises";
-import path3 from "node:path";
+import { rm as rm3 } from "node:fs/promises";
+import path4 from "node:path";
 var isProtectedMatch = (0, import_picomatch.default)([...PROTECTED_PATHS], { dot: true });
 function isProtectedPath(file) {
   return isProtectedMatch(file.replace(/\\/g, "/").replace(/^\.\//, ""));
@@ -1342,7 +1383,7 @@ async function revertProtectedChanges(git2, base, staged) {
   for (const c of changes) {
     if (c.status.startsWith("A")) {
       await git2.run(["rm", "--cached", "--quiet", "--force", "--", c.path]);
-      await rm2(path3.join(git2.dir, c.path), { force: true });
+      await rm3(path4.join(git2.dir, c.path), { force: true });
     } else {
       await git2.run(["restore", `--source=${base}`, "--staged", "--worktree", "--", c.path]);
     }
@@ -1419,11 +1460,11 @@ function exitCodeOfStop(reason) {
 }
 
 // src/agent/stages/captain.ts
-import path5 from "node:path";
+import path6 from "node:path";
 
 // src/agent/stages/context.ts
 import { mkdir as mkdir3, writeFile as writeFile3 } from "node:fs/promises";
-import path4 from "node:path";
+import path5 from "node:path";
 
 // src/agent/walkthrough.ts
 var import_yaml = __toESM(require_dist(), 1);
@@ -1801,16 +1842,16 @@ function correctionPrompt(c, stage, code3, kind, problems) {
 
 // src/agent/stages/context.ts
 async function openStageContext(options) {
-  const sessionDir = path4.resolve(options.sessionDir);
+  const sessionDir = path5.resolve(options.sessionDir);
   await mkdir3(sessionDir, { recursive: true });
   const parentEnv = options.spawn.env ?? process.env;
   const traceId = traceIdFrom(parentEnv);
   const depth = Number(parentEnv[ENV.depth] ?? 0);
   const restored = options.resume?.depthUsed;
   const depthEnv = restored !== void 0 && restored > (Number.isInteger(depth) ? depth : 0) ? { [ENV.depth]: String(restored) } : {};
-  await writeFile3(path4.join(sessionDir, ".trace"), `${traceId}
+  await writeFile3(path5.join(sessionDir, ".trace"), `${traceId}
 `, "utf8");
-  const notesFile = path4.join(sessionDir, NOTES_FILE);
+  const notesFile = path5.join(sessionDir, NOTES_FILE);
   await startNotes(notesFile, options);
   return {
     notesFile,
@@ -1889,7 +1930,7 @@ function timedOutOnItsOwn(c, r) {
 async function sessionOnce(c, stage, kind, prompt, caller) {
   const { options, task } = c;
   c.tally.sessions++;
-  const dir = path4.join(c.sessionDir, "stages", `${String(c.tally.sessions).padStart(2, "0")}-${stage}`);
+  const dir = path5.join(c.sessionDir, "stages", `${String(c.tally.sessions).padStart(2, "0")}-${stage}`);
   const remaining = options.deadline !== void 0 ? options.deadline - Date.now() : void 0;
   const resumeSession = kind === c.type ? c.at.resumeSession : void 0;
   const resumeFile = resumeSession ? c.at.resumeFile : void 0;
@@ -2080,13 +2121,13 @@ async function planProblems(workdir, planDir2) {
 }
 async function validateWithSelfHeal(c) {
   const { task } = c;
-  const planDir2 = task.planDir ? path5.resolve(c.workdir, task.planDir) : void 0;
+  const planDir2 = task.planDir ? path6.resolve(c.workdir, task.planDir) : void 0;
   if (!planDir2)
     return { exitCode: EXIT_CODES.FAILURE, attempts: 0, sessionDirs: [], error: "no plan folder to validate (taskContext.planDir)" };
   const log = new SessionLog();
   for (let heal = 0; ; heal++) {
     const problems = await planProblems(c.workdir, planDir2);
-    const report = path5.join(c.sessionDir, `validate-${heal + 1}.txt`);
+    const report = path6.join(c.sessionDir, `validate-${heal + 1}.txt`);
     await writeInAgentFolder(c.sessionDir, report, problems.length === 0 ? "OK\n" : `${problems.join("\n")}
 `);
     if (problems.length === 0)
@@ -2150,7 +2191,7 @@ var CAPTAIN_STEPS = {
 
 // action/src/captain/shared.ts
 async function runCaptainAgent(config, deps, captain) {
-  const request = { ...captain, agentType: "captain", walkthroughPath: path6.join(captain.sessionDir, "walkthrough.md") };
+  const request = { ...captain, agentType: "captain", walkthroughPath: path7.join(captain.sessionDir, "walkthrough.md") };
   const supervised = await supervise(
     (ctl) => deps.agent.run({ ...request, signal: ctl.signal, onProgress: (p) => ctl.onProgress(p) }).catch((err) => ({
       exitCode: EXIT_CODES.FAILURE,
@@ -2254,7 +2295,7 @@ async function captainJob(args) {
   if (!tip) throw new Error(`the Captain's branch ${branch} does not exist on the remote; the App creates it before dispatching`);
   await git2.run(["checkout", "--quiet", "--force", "-B", branch, `refs/remotes/origin/${branch}`]);
   const preHead = await git2.head();
-  const existing = (await readdir2(path7.join(input.workspace, planDir2, "overlays")).catch(() => [])).map((f) => /^overlay-(\d{3,})\.md$/.exec(f)?.[1]).filter((n2) => n2 !== void 0);
+  const existing = (await readdir2(path8.join(input.workspace, planDir2, "overlays")).catch(() => [])).map((f) => /^overlay-(\d{3,})\.md$/.exec(f)?.[1]).filter((n2) => n2 !== void 0);
   const next = String(Math.max(0, ...existing.map(Number)) + 1).padStart(3, "0");
   const overlay = `${planDir2}/overlays/overlay-${next}.md`;
   const emitterBranch = journal.tasks.find((t) => t.id === cr.emittedBy)?.attempt?.branch;
@@ -2270,8 +2311,8 @@ async function captainJob(args) {
   );
   const plan = await github.readFile(`${planDir2}/plan.md`, preHead).catch(() => void 0);
   const task = overlayTask(journal, cr, overlay, planDir2, issue);
-  const sessionDir = path7.join(input.tempDir, `forge-session-${taskId}-1`);
-  await rm3(sessionDir, { recursive: true, force: true });
+  const sessionDir = path8.join(input.tempDir, `forge-session-${taskId}-1`);
+  await rm4(sessionDir, { recursive: true, force: true });
   await mkdir4(sessionDir, { recursive: true });
   const taskContext = {
     runId: journal.runId,
@@ -2290,7 +2331,7 @@ async function captainJob(args) {
   const errors = agentRun.errors;
   const { staged, kept: planChanges } = await stageOnly(git2, branch, preHead, planDir2, warnings);
   if (succeeded(exitCode)) {
-    const problems = await planProblems(input.workspace, path7.join(input.workspace, planDir2));
+    const problems = await planProblems(input.workspace, path8.join(input.workspace, planDir2));
     if (!staged.some((c) => /\/overlays\/overlay-\d{3,}\.md$/.test(c.path) && c.path.startsWith(`${planDir2}/`)))
       problems.unshift(`no overlay was written under ${planDir2}/overlays/`);
     if (problems.length) {
@@ -2317,7 +2358,7 @@ async function captainJob(args) {
     };
   }
   const overlayFile = staged.map((c) => c.path).find((p) => /\/overlays\/overlay-\d{3,}\.md$/.test(p)) ?? overlay;
-  const title = `forge(${taskId}): amend plan ${journal.planId} (${path7.basename(overlayFile, ".md")})`;
+  const title = `forge(${taskId}): amend plan ${journal.planId} (${path8.basename(overlayFile, ".md")})`;
   const headSha = await git2.commit(
     messageWithTrailers(title, `Answers Change Request ${cr.id}${issue !== void 0 ? ` (#${issue})` : ""}.`, [
       ["Task", taskId],
@@ -2359,8 +2400,8 @@ async function captainJob(args) {
 }
 
 // action/src/captain/plan.ts
-import { mkdir as mkdir5, readdir as readdir3, rm as rm4 } from "node:fs/promises";
-import path8 from "node:path";
+import { mkdir as mkdir5, readdir as readdir3, rm as rm5 } from "node:fs/promises";
+import path9 from "node:path";
 function planIdFromTitle(title, issue) {
   const slug = (title ?? "").normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase().replace(/[^a-z0-9]+/g, "-").slice(0, 40).replace(/^-+|-+$/g, "");
   return slug || `issue-${issue}`;
@@ -2431,14 +2472,14 @@ No plan: ${why}.
     };
   }
   let planId = planIdFromTitle(title, issue);
-  const exists2 = async (id) => await readdir3(path8.join(input.workspace, ".forge", "plans", id)).catch(() => void 0) !== void 0;
+  const exists2 = async (id) => await readdir3(path9.join(input.workspace, ".forge", "plans", id)).catch(() => void 0) !== void 0;
   if (await exists2(planId)) planId = `${planId.slice(0, 40)}-${issue}`;
   if (await exists2(planId)) planId = `issue-${issue}-${Date.now().toString(36)}`;
   const planDir2 = planDir(planId);
   const goal = sanitizeUntrusted([`Issue #${issue}: ${title ?? ""}`, ...body ? ["", body] : []].join("\n"));
   const task = planTask(planId, planDir2, issue);
-  const sessionDir = path8.join(input.tempDir, `forge-session-${taskId}-1`);
-  await rm4(sessionDir, { recursive: true, force: true });
+  const sessionDir = path9.join(input.tempDir, `forge-session-${taskId}-1`);
+  await rm5(sessionDir, { recursive: true, force: true });
   await mkdir5(sessionDir, { recursive: true });
   const taskContext = {
     runId: input.runId,
@@ -2456,7 +2497,7 @@ No plan: ${why}.
   const errors = agentRun.errors;
   const { kept } = await stageOnly(git2, branch, preHead, planDir2, warnings);
   if (succeeded(exitCode) && kept.length) {
-    const problems = await planProblems(input.workspace, path8.join(input.workspace, planDir2));
+    const problems = await planProblems(input.workspace, path9.join(input.workspace, planDir2));
     if (problems.length) {
       exitCode = EXIT_CODES.NEEDS_REFINEMENT;
       errors.push(`the plan is not valid: ${problems.slice(0, 10).join("; ")}`);
@@ -2549,8 +2590,8 @@ import { writeFile as writeFile5 } from "node:fs/promises";
 
 // action/src/task/files.ts
 import { existsSync } from "node:fs";
-import { lstat as lstat2, mkdir as mkdir6, readdir as readdir4, rm as rm5, unlink as unlink2, writeFile as writeFile4 } from "node:fs/promises";
-import path9 from "node:path";
+import { lstat as lstat2, mkdir as mkdir6, readdir as readdir4, rm as rm6, unlink as unlink2, writeFile as writeFile4 } from "node:fs/promises";
+import path10 from "node:path";
 var MAX_RECORD_FILE_BYTES = 1e6;
 async function exists(file) {
   return lstat2(file).then(
@@ -2560,20 +2601,20 @@ async function exists(file) {
 }
 async function listFiles(dir, prefix = "") {
   const out = [];
-  for (const e of await readdir4(path9.join(dir, prefix), { withFileTypes: true })) {
+  for (const e of await readdir4(path10.join(dir, prefix), { withFileTypes: true })) {
     const rel = prefix ? `${prefix}/${e.name}` : e.name;
     if (e.isDirectory()) out.push(...await listFiles(dir, rel));
-    else if (e.isFile()) out.push(path9.join(dir, rel));
+    else if (e.isFile()) out.push(path10.join(dir, rel));
   }
   return out;
 }
 async function dropLinks2(dir, prefix = "") {
   const out = [];
-  const entries = await readdir4(path9.join(dir, prefix), { withFileTypes: true }).catch(() => []);
+  const entries = await readdir4(path10.join(dir, prefix), { withFileTypes: true }).catch(() => []);
   for (const e of entries) {
     const rel = prefix ? `${prefix}/${e.name}` : e.name;
     if (e.isSymbolicLink()) {
-      await unlink2(path9.join(dir, rel)).catch(() => void 0);
+      await unlink2(path10.join(dir, rel)).catch(() => void 0);
       out.push(rel);
     } else if (e.isDirectory()) out.push(...await dropLinks2(dir, rel));
   }
@@ -2583,19 +2624,19 @@ function inAgentHome(root, rel) {
   const parts = rel.split(/[\\/]/);
   for (let i = 0; i < parts.length - 1; i++) {
     if (parts[i] !== "home" && parts[i] !== "tmp") continue;
-    const session2 = path9.join(root, ...parts.slice(0, i));
-    if (existsSync(path9.join(session2, "transcript.log")) || existsSync(path9.join(session2, "events.ndjson"))) return true;
+    const session2 = path10.join(root, ...parts.slice(0, i));
+    if (existsSync(path10.join(session2, "transcript.log")) || existsSync(path10.join(session2, "events.ndjson"))) return true;
   }
   return false;
 }
 async function copyForRecord(from, to) {
-  await rm5(to, { recursive: true, force: true });
+  await rm6(to, { recursive: true, force: true });
   await mkdir6(to, { recursive: true });
   for (const file of await listFiles(from)) {
-    const rel = path9.relative(from, file);
-    if (path9.basename(rel).includes(".tmp.") || inAgentHome(from, rel)) continue;
-    const dest = path9.join(to, rel);
-    await mkdir6(path9.dirname(dest), { recursive: true });
+    const rel = path10.relative(from, file);
+    if (path10.basename(rel).includes(".tmp.") || inAgentHome(from, rel)) continue;
+    const dest = path10.join(to, rel);
+    await mkdir6(path10.dirname(dest), { recursive: true });
     const buf = await readAgentFile(from, file, { maxBytes: Number.MAX_SAFE_INTEGER }).catch(() => void 0);
     if (!buf) continue;
     const size = buf.length;
@@ -2628,7 +2669,7 @@ function maskerOf(deps) {
 function maskedGitHub(github, masker) {
   const m = (s) => s === void 0 ? s : masker.mask(s);
   return {
-    readFile: (path31, ref) => github.readFile(path31, ref),
+    readFile: (path32, ref) => github.readFile(path32, ref),
     findOpenPull: (head, base) => github.findOpenPull(head, base),
     createPull: (p) => github.createPull({ ...p, title: masker.mask(p.title), body: masker.mask(p.body) }),
     updatePull: (number, p) => github.updatePull(number, {
@@ -2664,10 +2705,10 @@ async function maskFolder(dir, masker) {
 
 // action/src/task/job.ts
 import { writeFile as writeFile12 } from "node:fs/promises";
-import path21 from "node:path";
+import path22 from "node:path";
 
 // action/src/task-context.ts
-import path10 from "node:path";
+import path11 from "node:path";
 var TaskContextError = class extends Error {
   constructor(message) {
     super(message);
@@ -2732,7 +2773,7 @@ async function buildTaskContext(args) {
   }
   const [plan, spec] = await Promise.all([
     github.readFile(`${dir}/plan.md`, pin),
-    fm.spec ? github.readFile(path10.posix.join(dir, fm.spec), pin) : Promise.resolve(void 0)
+    fm.spec ? github.readFile(path11.posix.join(dir, fm.spec), pin) : Promise.resolve(void 0)
   ]);
   const deps = [];
   for (const depId of node.dependencies) {
@@ -2740,10 +2781,10 @@ async function buildTaskContext(args) {
     if (!dep || dep.attempts < 1) continue;
     const rel = walkthroughPath(journal.runId, depId, dep.attempts);
     const branch = dep.attempt?.branch;
-    const text = await readLocal(args.workdir, path10.join(args.workdir, rel)) ?? (branch ? await github.readFile(rel, branch) : void 0);
+    const text = await readLocal(args.workdir, path11.join(args.workdir, rel)) ?? (branch ? await github.readFile(rel, branch) : void 0);
     if (text !== void 0) deps.push({ taskId: depId, text: sanitizeUntrusted(text) });
   }
-  const agentsMdRaw = await readLocal(args.workdir, path10.join(args.workdir, "AGENTS.md"));
+  const agentsMdRaw = await readLocal(args.workdir, path11.join(args.workdir, "AGENTS.md"));
   const agentsMd = agentsMdRaw !== void 0 ? sanitizeUntrusted(agentsMdRaw) : void 0;
   const refinement2 = args.dispatch.refinement ? sanitizeUntrusted(args.dispatch.refinement) : void 0;
   const answer = args.dispatch.answer ? sanitizeUntrusted(args.dispatch.answer) : void 0;
@@ -2801,25 +2842,25 @@ function sentinelSetting(config, task) {
 
 // action/src/task/carried-session.ts
 import { lstat as lstat3, readdir as readdir5 } from "node:fs/promises";
-import path11 from "node:path";
+import path12 from "node:path";
 async function carriedSessionFile(workspace, recordRel, session2) {
-  const stages = path11.join(workspace, recordRel, "agent", "stages");
-  if (!await isRealDir(path11.join(workspace, recordRel, "agent")) || !await isRealDir(stages)) return void 0;
+  const stages = path12.join(workspace, recordRel, "agent", "stages");
+  if (!await isRealDir(path12.join(workspace, recordRel, "agent")) || !await isRealDir(stages)) return void 0;
   const dirs = (await readdir5(stages, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory()).map((e) => e.name);
   for (const dir of dirs.sort().reverse()) {
-    const folder = path11.join(stages, dir, AGENT_SESSION_DIR);
+    const folder = path12.join(stages, dir, AGENT_SESSION_DIR);
     if (!await isRealDir(folder)) continue;
     const files = await readdir5(folder, { withFileTypes: true }).catch(() => []);
     const hit = files.find((f) => f.isFile() && f.name.startsWith(`${session2.adapter}-`) && f.name.endsWith(`${session2.id}.jsonl`));
-    if (hit) return path11.join(folder, hit.name);
+    if (hit) return path12.join(folder, hit.name);
   }
   return void 0;
 }
 var MAX_CARRIED_NOTES_CHARS = 64 * 1024;
 async function carriedNotes(workspace, recordRel, warn) {
-  const dir = path11.join(workspace, recordRel, "agent");
+  const dir = path12.join(workspace, recordRel, "agent");
   if (!await isRealDir(dir)) return void 0;
-  const text = await readAgentText(workspace, path11.join(dir, NOTES_FILE), warn, { maxBytes: 4 * MAX_CARRIED_NOTES_CHARS });
+  const text = await readAgentText(workspace, path12.join(dir, NOTES_FILE), warn, { maxBytes: 4 * MAX_CARRIED_NOTES_CHARS });
   if (text === void 0 || text.trim() === "") return void 0;
   return text.length > MAX_CARRIED_NOTES_CHARS ? `[\u2026 the start cut \u2026]
 ${text.slice(-MAX_CARRIED_NOTES_CHARS)}` : text;
@@ -2900,10 +2941,10 @@ var LIVE_KINDS = {
 // action/src/task/checkpoint.ts
 var import_yaml3 = __toESM(require_dist(), 1);
 import { lstat as lstat4, mkdir as mkdir7, readdir as readdir6, writeFile as writeFile6 } from "node:fs/promises";
-import path13 from "node:path";
+import path14 from "node:path";
 
 // action/src/start-head.ts
-import path12 from "node:path";
+import path13 from "node:path";
 function attemptTrailers(id) {
   return [
     ["Run", id.runId],
@@ -2942,8 +2983,8 @@ async function firstParentLog(git2, tip, id, max, since) {
 async function shallowBoundary(git2) {
   const file = await git2.out(["rev-parse", "--git-path", "shallow"]).catch(() => "") || "";
   if (!file) return /* @__PURE__ */ new Set();
-  const shallow = path12.resolve(git2.dir, file);
-  const text = await readAgentText(path12.dirname(shallow), shallow) ?? "";
+  const shallow = path13.resolve(git2.dir, file);
+  const text = await readAgentText(path13.dirname(shallow), shallow) ?? "";
   return new Set(
     text.split("\n").map((l) => l.trim()).filter(Boolean)
   );
@@ -3002,13 +3043,13 @@ async function writeCheckpoint(a, progress2, head, ended) {
     ...progress2.session ? { agent_session: { ...progress2.session } } : {},
     head_sha: head
   });
-  const dir = path13.join(a.sessionDir, CHECKPOINTS_DIR);
+  const dir = path14.join(a.sessionDir, CHECKPOINTS_DIR);
   await mkdir7(dir, { recursive: true });
   const name = checkpointName(at, ++a.checkpoints);
   const text = `${JSON.stringify(checkpoint, null, 2)}
 `;
-  await writeFile6(path13.join(dir, name), text);
-  await writeFile6(path13.join(a.sessionDir, CHECKPOINT_FILE), text);
+  await writeFile6(path14.join(dir, name), text);
+  await writeFile6(path14.join(a.sessionDir, CHECKPOINT_FILE), text);
   const total = progress2.completed.length + progress2.pending.length;
   const state = {
     state: progress2.pending.length === 0 ? "COMPLETE" : ended ? "STOPPED" : `PHASE_${progress2.completed.length + 1}`,
@@ -3019,7 +3060,7 @@ async function writeCheckpoint(a, progress2, head, ended) {
     depth_used: progress2.depthUsed,
     depth_max: progress2.depthMax
   };
-  await writeFile6(path13.join(a.sessionDir, SESSION_STATE_FILE), (0, import_yaml3.stringify)(state));
+  await writeFile6(path14.join(a.sessionDir, SESSION_STATE_FILE), (0, import_yaml3.stringify)(state));
   return checkpoint;
 }
 async function commitCheckpoint(a, stage, checkpoint) {
@@ -3042,18 +3083,18 @@ async function carriedFiles(a) {
   const out = [];
   const root = a.sessionDir;
   const isDir = async (p) => (await lstat4(p).catch(() => void 0))?.isDirectory() === true;
-  const stages = path13.join(root, "agent", "stages");
-  if (await isDir(path13.join(root, "agent")) && await isDir(stages))
+  const stages = path14.join(root, "agent", "stages");
+  if (await isDir(path14.join(root, "agent")) && await isDir(stages))
     for (const dir of (await readdir6(stages, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name)) {
-      const folder = path13.join(stages, dir, AGENT_SESSION_DIR);
+      const folder = path14.join(stages, dir, AGENT_SESSION_DIR);
       if (!await isDir(folder)) continue;
       for (const f of await readdir6(folder, { withFileTypes: true })) {
         if (!f.isFile() || !f.name.endsWith(".jsonl")) continue;
-        const buf = await readAgentFile(folder, path13.join(folder, f.name), { maxBytes: MAX_CARRIED_SESSION_BYTES }).catch(() => void 0);
+        const buf = await readAgentFile(folder, path14.join(folder, f.name), { maxBytes: MAX_CARRIED_SESSION_BYTES }).catch(() => void 0);
         if (buf) out.push([`agent/stages/${dir}/${AGENT_SESSION_DIR}/${f.name}`, buf.toString("utf8")]);
       }
     }
-  const notes = await readAgentText(root, path13.join(root, "agent", NOTES_FILE), (m) => void a.warnings.push(m), { maxBytes: 1e6 });
+  const notes = await readAgentText(root, path14.join(root, "agent", NOTES_FILE), (m) => void a.warnings.push(m), { maxBytes: 1e6 });
   if (notes !== void 0) out.push([`agent/${NOTES_FILE}`, maskerOf(a.deps).mask(notes)]);
   return out;
 }
@@ -3356,8 +3397,8 @@ function lineageStart(config, runId, taskId, branch) {
 }
 
 // action/src/task/collect.ts
-import { rm as rm6, writeFile as writeFile7 } from "node:fs/promises";
-import path14 from "node:path";
+import { rm as rm7, writeFile as writeFile7 } from "node:fs/promises";
+import path15 from "node:path";
 async function collectWork(a, end, verdict) {
   const { git: git2, branchState } = a;
   const { attempt } = a.ids;
@@ -3366,7 +3407,7 @@ async function collectWork(a, end, verdict) {
     a.warnings.push(
       `removed ${links.length} link(s) the agent left in its session folder (${links.slice(0, 5).join(", ")}${links.length > 5 ? ", \u2026" : ""}): the runner reads no file through a link`
     );
-  const agentRecordCopy = path14.join(a.input.workspace, a.recordRel, "walkthrough.md");
+  const agentRecordCopy = path15.join(a.input.workspace, a.recordRel, "walkthrough.md");
   if (!await exists(a.walkthroughSession) && !end.outcome.walkthroughPath) {
     const text = await readAgentText(a.input.workspace, agentRecordCopy, (m) => void a.warnings.push(m));
     if (text !== void 0) await writeFile7(a.walkthroughSession, text);
@@ -3427,7 +3468,7 @@ async function completeAttemptWalkthrough(a, end, work, verdict) {
     verdict.errors.push("the walkthrough reports status: failed");
   }
   if (completed.ok) await writeFile7(a.walkthroughSession, completed.markdown);
-  else await rm6(a.walkthroughSession, { force: true });
+  else await rm7(a.walkthroughSession, { force: true });
   return completed;
 }
 
@@ -3641,11 +3682,11 @@ async function publishPr(a, pr, end) {
 
 // action/src/task/record.ts
 import { writeFile as writeFile9 } from "node:fs/promises";
-import path16 from "node:path";
+import path17 from "node:path";
 
 // action/src/task/execution-report.ts
 import { readdir as readdir7, writeFile as writeFile8 } from "node:fs/promises";
-import path15 from "node:path";
+import path16 from "node:path";
 function modelCell(s) {
   const model = cell2(s.model, 60);
   const tier = cell2(s.tier, 10);
@@ -3723,9 +3764,9 @@ async function signalFiles(sessionDir) {
     if (depth > 6 || found.length >= 200) return;
     const entries = await readdir7(dir, { withFileTypes: true }).catch(() => []);
     for (const e of entries) {
-      const p = path15.join(dir, e.name);
+      const p = path16.join(dir, e.name);
       if (e.isDirectory()) await walk2(p, depth + 1);
-      else if (path15.basename(dir) === ".signals") found.push(path15.relative(sessionDir, p));
+      else if (path16.basename(dir) === ".signals") found.push(path16.relative(sessionDir, p));
     }
   };
   await walk2(sessionDir, 0);
@@ -3734,12 +3775,12 @@ async function signalFiles(sessionDir) {
 async function writeExecutionReport(sessionDir, facts) {
   let stages = [];
   try {
-    const text = (await readAgentFile(sessionDir, path15.join(sessionDir, "manifest.json")))?.toString("utf8") ?? "";
+    const text = (await readAgentFile(sessionDir, path16.join(sessionDir, "manifest.json")))?.toString("utf8") ?? "";
     const manifest = JSON.parse(text);
     if (Array.isArray(manifest.stages)) stages = manifest.stages.filter((s) => typeof s === "object" && s !== null);
   } catch {
   }
-  const file = path15.join(sessionDir, "execution-report.md");
+  const file = path16.join(sessionDir, "execution-report.md");
   await writeFile8(file, renderExecutionReport(facts, stages, await signalFiles(sessionDir)));
   return file;
 }
@@ -3766,7 +3807,7 @@ async function recordAttempt(a, end, work, completed, verdict, reports = {}) {
     layer: "orch",
     name: `job-${taskId}`,
     status: signalStatusOf(exitCode),
-    artifactPath: path16.join(sessionDir, "result.json"),
+    artifactPath: path17.join(sessionDir, "result.json"),
     traceId: attemptTraceId(a.ids),
     createdAt: new Date(end.tAgent),
     completedAt: new Date(a.now()),
@@ -3798,7 +3839,7 @@ async function recordAttempt(a, end, work, completed, verdict, reports = {}) {
     live: a.live.entries
   });
   await maskFolder(sessionDir, masker);
-  const recordDir = path16.join(a.input.workspace, a.recordRel);
+  const recordDir = path17.join(a.input.workspace, a.recordRel);
   assertNoLinks(a.input.workspace, recordDir);
   await copyForRecord(sessionDir, recordDir);
   await git2.run(["add", "--force", "--", a.recordRel]);
@@ -3839,8 +3880,8 @@ async function writeResult(a, end, work, completed, exitCode, error, reports) {
   const { runId, taskId, attempt } = a.ids;
   const { outcome } = end;
   const warn = (m) => void a.warnings.push(m);
-  const question = outcome.question ?? await readAgentText(sessionDir, path16.join(sessionDir, "question.md"), warn);
-  const refinement2 = outcome.refinement ?? await readAgentText(sessionDir, path16.join(sessionDir, "refinement.md"), warn);
+  const question = outcome.question ?? await readAgentText(sessionDir, path17.join(sessionDir, "question.md"), warn);
+  const refinement2 = outcome.refinement ?? await readAgentText(sessionDir, path17.join(sessionDir, "refinement.md"), warn);
   const cr = exitCode === EXIT_CODES.NEEDS_ESCALATION ? reports.changeRequest : void 0;
   const progress2 = outcome.progress;
   const checkpoint = progress2 ? await writeCheckpoint(a, progress2, work.headForFacts, true).catch(() => void 0) : void 0;
@@ -3872,12 +3913,12 @@ async function writeResult(a, end, work, completed, exitCode, error, reports) {
       ...outcome.subAgents ? { sub_agents: outcome.subAgents } : {}
     })
   );
-  await writeFile9(path16.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}
+  await writeFile9(path17.join(sessionDir, "result.json"), `${JSON.stringify(result, null, 2)}
 `);
   return result;
 }
 async function writeManifest(a, end, exitCode, error) {
-  const manifest = path16.join(a.sessionDir, "manifest.json");
+  const manifest = path17.join(a.sessionDir, "manifest.json");
   const theirs = end.outcome.manifestPath;
   const warn = (m) => void a.warnings.push(m);
   const text = theirs && theirs !== manifest ? await readAgentText(a.sessionDir, theirs, warn) : void 0;
@@ -3925,12 +3966,12 @@ function squashedField(a) {
 
 // action/src/task/reports.ts
 import { writeFile as writeFile10 } from "node:fs/promises";
-import path17 from "node:path";
+import path18 from "node:path";
 var changeRequestId = (taskId, attempt) => `cr-${taskId}-${attempt}`;
 async function completeReports(a, end, verdict) {
   if (verdict.exitCode !== EXIT_CODES.NEEDS_ESCALATION) return {};
   const { runId, taskId, attempt } = a.ids;
-  const session2 = path17.join(a.sessionDir, "change-request.md");
+  const session2 = path18.join(a.sessionDir, "change-request.md");
   const text = await readAgentText(a.sessionDir, end.outcome.changeRequestPath ?? session2, (m) => void a.warnings.push(m));
   const completed = completeChangeRequest(text, {
     id: changeRequestId(taskId, attempt),
@@ -3948,8 +3989,8 @@ async function completeReports(a, end, verdict) {
 }
 
 // action/src/task/session.ts
-import { mkdir as mkdir8, rm as rm7, writeFile as writeFile11 } from "node:fs/promises";
-import path19 from "node:path";
+import { mkdir as mkdir8, rm as rm8, writeFile as writeFile11 } from "node:fs/promises";
+import path20 from "node:path";
 
 // action/src/events.ts
 import { appendFileSync as appendFileSync2 } from "node:fs";
@@ -4130,7 +4171,7 @@ Execution report: [execution-report.md](${link})`,
 };
 
 // action/src/task/spend.ts
-import path18 from "node:path";
+import path19 from "node:path";
 var SPEND_FILE_MAX = 4096;
 var SpendMeter = class {
   constructor(spendFile, prices, model, proxyUsage) {
@@ -4169,7 +4210,7 @@ var SpendMeter = class {
   readFile() {
     let text;
     try {
-      const buf = readAgentFileSync(path18.dirname(this.spendFile), this.spendFile, { maxBytes: SPEND_FILE_MAX });
+      const buf = readAgentFileSync(path19.dirname(this.spendFile), this.spendFile, { maxBytes: SPEND_FILE_MAX });
       if (!buf) return;
       text = buf.toString("utf8");
     } catch {
@@ -4326,11 +4367,11 @@ async function recordedSquashes(git2, tip, recordRel, id) {
 async function openAttempt(job, co) {
   const { input, git: git2, github } = job;
   const { runId, taskId, attempt } = job.ids;
-  const sessionDir = path19.join(input.tempDir, `forge-session-${taskId}-${attempt}`);
-  await rm7(sessionDir, { recursive: true, force: true });
-  await mkdir8(path19.join(sessionDir, ".signals"), { recursive: true });
-  await mkdir8(path19.join(sessionDir, "agent"), { recursive: true });
-  const events = new AttemptEvents(path19.join(sessionDir, "events.ndjson"), runId, taskId, attempt, job.now);
+  const sessionDir = path20.join(input.tempDir, `forge-session-${taskId}-${attempt}`);
+  await rm8(sessionDir, { recursive: true, force: true });
+  await mkdir8(path20.join(sessionDir, ".signals"), { recursive: true });
+  await mkdir8(path20.join(sessionDir, "agent"), { recursive: true });
+  const events = new AttemptEvents(path20.join(sessionDir, "events.ndjson"), runId, taskId, attempt, job.now);
   const [built, existingPr] = await Promise.all([
     buildTaskContext({
       github,
@@ -4356,8 +4397,8 @@ async function openAttempt(job, co) {
     if (co.startHead === co.tip) startHead = await git2.head();
     mark(job, "squash");
   }
-  await writeFile11(path19.join(sessionDir, "context.md"), built.markdown);
-  await writeFile11(path19.join(sessionDir, "task.md"), built.taskContext.task);
+  await writeFile11(path20.join(sessionDir, "context.md"), built.markdown);
+  await writeFile11(path20.join(sessionDir, "task.md"), built.taskContext.task);
   mark(job, "context");
   const a = {
     ...job,
@@ -4366,11 +4407,11 @@ async function openAttempt(job, co) {
     sessionDir,
     events,
     liveCheck: new LiveCheck(() => a, job.deps.liveCheckIntervalMs),
-    spend: new SpendMeter(path19.join(sessionDir, "agent", "spend.json"), job.config.prices, job.config.agent.model, job.deps.modelUsage),
-    live: new LiveReport(path19.join(sessionDir, ".live-report"), attemptTraceId(job.ids), job.now, maskerOf(job.deps)),
+    spend: new SpendMeter(path20.join(sessionDir, "agent", "spend.json"), job.config.prices, job.config.agent.model, job.deps.modelUsage),
+    live: new LiveReport(path20.join(sessionDir, ".live-report"), attemptTraceId(job.ids), job.now, maskerOf(job.deps)),
     built,
     prTitle: `forge(${taskId}): ${built.frontmatter.title}`,
-    walkthroughSession: path19.join(sessionDir, "walkthrough.md"),
+    walkthroughSession: path20.join(sessionDir, "walkthrough.md"),
     checkpoints: 0,
     branchState: {
       remoteHead: co.tip,
@@ -4395,7 +4436,7 @@ async function openAttempt(job, co) {
 }
 
 // action/src/task/revision.ts
-import path20 from "node:path";
+import path21 from "node:path";
 var ANSWERS_FILE = "{answers.json}";
 var REVISION_LIMITS = {
   reviewBody: 4e3,
@@ -4503,10 +4544,10 @@ function revisionSections(markdown) {
 }
 function walkthroughInCheckout(job) {
   const { runId, taskId, attempt } = job.ids;
-  return path20.join(job.input.workspace, walkthroughPath(runId, taskId, attempt));
+  return path21.join(job.input.workspace, walkthroughPath(runId, taskId, attempt));
 }
 function answersPath(a) {
-  return path20.join(a.sessionDir, "agent", "answers.json");
+  return path21.join(a.sessionDir, "agent", "answers.json");
 }
 async function readAnswers(a, r) {
   const out = /* @__PURE__ */ new Map();
@@ -4640,6 +4681,7 @@ var ADAPTER_NAMES = {
   gemini: "Gemini CLI ",
   opencode: "opencode ",
   qwen: "Qwen Code ",
+  copilot: "Copilot CLI ",
   command: ""
 };
 function resumedSection(a, r, progress2) {
@@ -4804,13 +4846,13 @@ ${section}
 async function withReviewContext(a, review) {
   a.built.taskContext.review = review.replace(ANSWERS_FILE, answersPath(a));
   a.built.markdown = renderTaskContext(a.built.taskContext);
-  await writeFile12(path21.join(a.sessionDir, "context.md"), a.built.markdown);
+  await writeFile12(path22.join(a.sessionDir, "context.md"), a.built.markdown);
 }
 async function uploadSession(a) {
   if (!a.deps.uploadArtifact) return;
   const { runId, taskId, attempt } = a.ids;
   try {
-    const files = (await listFiles(a.sessionDir)).filter((f) => !inAgentHome(a.sessionDir, path21.relative(a.sessionDir, f)));
+    const files = (await listFiles(a.sessionDir)).filter((f) => !inAgentHome(a.sessionDir, path22.relative(a.sessionDir, f)));
     await a.deps.uploadArtifact(`forge-${runId}-${taskId}-${attempt}`, a.sessionDir, files);
   } catch (err) {
     a.warnings.push(`could not upload the session artifact: ${err.message}`);
@@ -4853,10 +4895,10 @@ async function main(args) {
 
 // action/src/stages-runner.ts
 import { mkdir as mkdir11 } from "node:fs/promises";
-import path29 from "node:path";
+import path30 from "node:path";
 
 // src/agent/stages/config.ts
-import path22 from "node:path";
+import path23 from "node:path";
 function defaultStages(type) {
   return [...DEFAULT_STAGES[type]];
 }
@@ -4890,14 +4932,14 @@ function sequenceOf(entries) {
 }
 var STAGE_CONFIG_FILE = ".forge/stages.yml";
 async function loadStageConfig(repoDir) {
-  const text = await readAgentText(repoDir, path22.join(repoDir, STAGE_CONFIG_FILE));
+  const text = await readAgentText(repoDir, path23.join(repoDir, STAGE_CONFIG_FILE));
   const read = parseYamlConfig(STAGE_CONFIG_FILE, text, stageConfigSchema);
   if (!read.ok) throw new Error(read.problems.map((p) => formatProblem(p)).join("; "));
   return read.config;
 }
 
 // src/agent/stages/refinery.ts
-import path25 from "node:path";
+import path26 from "node:path";
 
 // src/agent/stages/change-request.ts
 var clip = (text, max) => text.length > max ? `${text.slice(0, max - 1)}\u2026` : text;
@@ -4936,11 +4978,11 @@ ${clip(cr.resolution, 2e3)}
 // src/agent/stages/sentinel.ts
 import { existsSync as existsSync2 } from "node:fs";
 import { mkdir as mkdir9 } from "node:fs/promises";
-import path24 from "node:path";
+import path25 from "node:path";
 
 // src/agent/repo-command.ts
 import { mkdirSync } from "node:fs";
-import path23 from "node:path";
+import path24 from "node:path";
 var Tail = class {
   constructor(max) {
     this.max = max;
@@ -4974,8 +5016,8 @@ async function runRepoCommand(o) {
   let env = { ...o.env };
   const dirs = [o.cwd, o.scratchDir];
   if (u) {
-    const home = path23.join(o.scratchDir, "home");
-    const tmp = path23.join(o.scratchDir, "tmp");
+    const home = path24.join(o.scratchDir, "home");
+    const tmp = path24.join(o.scratchDir, "tmp");
     mkdirSync(home, { recursive: true });
     mkdirSync(tmp, { recursive: true });
     env = { ...env, HOME: home, TMPDIR: tmp, USER: u.user, LOGNAME: u.user };
@@ -5038,10 +5080,10 @@ async function boundedFixLoop(steps) {
 
 // src/agent/stages/sentinel.ts
 function sentinelDir(c) {
-  return path24.join(c.sessionDir, "sentinel");
+  return path25.join(c.sessionDir, "sentinel");
 }
 async function initialTest(c) {
-  const v = await verification(c, path24.join(sentinelDir(c), "initial"));
+  const v = await verification(c, path25.join(sentinelDir(c), "initial"));
   const passed = v.results.overall === "PASS";
   progress(c, `initial verification: ${v.results.overall}`);
   const log = new SessionLog();
@@ -5058,7 +5100,7 @@ async function initialTest(c) {
 async function runTestCommand(c, cycleDir, command) {
   const { task, options } = c;
   await mkdir9(cycleDir, { recursive: true });
-  const file = path24.join(cycleDir, "verification-results.json");
+  const file = path25.join(cycleDir, "verification-results.json");
   const testEnv = {
     ...pickEnv(c.env, options.spawn.passEnv ?? []),
     [ENV.trace]: c.traceId,
@@ -5070,12 +5112,12 @@ async function runTestCommand(c, cycleDir, command) {
     cwd: c.workdir,
     env: testEnv,
     timeoutMs: options.testTimeoutMs ?? 20 * 6e4,
-    scratchDir: path24.join(cycleDir, "test-command"),
+    scratchDir: path25.join(cycleDir, "test-command"),
     ...options.signal ? { signal: options.signal } : {},
     ...options.spawn.runAs ? { runAs: options.spawn.runAs } : {}
   });
   if (run2.survivors?.length) progress(c, `test command: processes of the agent's user outlived every kill: ${run2.survivors.join(", ")}`);
-  await writeInAgentFolder(c.sessionDir, path24.join(cycleDir, "test-output.log"), run2.output);
+  await writeInAgentFolder(c.sessionDir, path25.join(cycleDir, "test-output.log"), run2.output);
   const results = {
     checks: [{ name: "tests", tool: command, passed: run2.code === 0, errors: run2.code === 0 ? 0 : 1, output: run2.output.slice(-4e3) }],
     overall: run2.code === 0 ? "PASS" : "FAIL",
@@ -5089,7 +5131,7 @@ async function verification(c, cycleDir, specPath) {
   const { task } = c;
   if (task.testCommand) return runTestCommand(c, cycleDir, task.testCommand);
   await mkdir9(cycleDir, { recursive: true });
-  const file = path24.join(cycleDir, "verification-results.json");
+  const file = path25.join(cycleDir, "verification-results.json");
   const prompt = [
     `# Verify task ${task.taskId}`,
     `Run the checks of the specification, and the repository's own tests, type checks and linters.`,
@@ -5119,7 +5161,7 @@ async function sentinelLoop(c) {
 }
 async function writeTestSpec(c, run2) {
   const { task } = c;
-  const spec = path24.join(sentinelDir(c), "test-spec.md");
+  const spec = path25.join(sentinelDir(c), "test-spec.md");
   const upstream = (task.dependencyWalkthroughs ?? []).map((w2) => `### ${w2.taskId}
 
 ${w2.text.trim()}`).join("\n\n");
@@ -5144,7 +5186,7 @@ function countVerification(run2, v) {
 }
 async function refineryCheck(c, run2, cycle) {
   const { task } = c;
-  const cycleDir = path24.join(sentinelDir(c), cycle === "final" ? "final" : `cycle-${cycle}`);
+  const cycleDir = path25.join(sentinelDir(c), cycle === "final" ? "final" : `cycle-${cycle}`);
   const v = await verification(c, cycleDir, run2.specPath);
   run2.v = v;
   const stop = countVerification(run2, v);
@@ -5152,7 +5194,7 @@ async function refineryCheck(c, run2, cycle) {
   const blocking = v.results.blocking_count;
   if (v.results.overall === "PASS") return { grade: "PASS", blocking, remaining: 0, v };
   if (cycle === "final") return { grade: "FAIL", blocking, remaining: blocking, v };
-  const audit = path24.join(cycleDir, "audit-report.md");
+  const audit = path25.join(cycleDir, "audit-report.md");
   const a = run2.log.add(
     await session(
       c,
@@ -5174,7 +5216,7 @@ ${task.task.trim()}`
   if (isAbort(a)) return { stop: run2.log.endWith(a) };
   const auditGrade = await readGrade(c, audit);
   if (auditGrade === "PASS" || auditGrade === "WARN") return { grade: auditGrade, blocking, remaining: 0, v, audit };
-  const fixList = path24.join(cycleDir, "fix-list.json");
+  const fixList = path25.join(cycleDir, "fix-list.json");
   const s = run2.log.add(
     await session(
       c,
@@ -5221,7 +5263,7 @@ async function sentinelVerdict(c, run2, end) {
   const dir = sentinelDir(c);
   await writeSentinelSummary(c, { grade, cycles: cycle, blocking_counts: blocking });
   if (grade !== "FAIL")
-    return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact: path24.join(dir, "summary.json") };
+    return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact: path25.join(dir, "summary.json") };
   const crPrompt = [
     stagePrompt(
       task,
@@ -5255,8 +5297,8 @@ async function sentinelVerdict(c, run2, end) {
 }
 async function writeSentinelSummary(c, summary2) {
   const dir = sentinelDir(c);
-  const file = path24.join(dir, "summary.json");
-  await writeInAgentFolder(c.sessionDir, path24.join(dir, "grade.txt"), `${summary2.grade}
+  const file = path25.join(dir, "summary.json");
+  await writeInAgentFolder(c.sessionDir, path25.join(dir, "grade.txt"), `${summary2.grade}
 `);
   await writeInAgentFolder(c.sessionDir, file, `${JSON.stringify(summary2, null, 2)}
 `);
@@ -5307,7 +5349,7 @@ async function mergeUpstream(c) {
     const stop = await squashUpstream(c, upstream, merged, log);
     if (stop) return stop;
   }
-  const artifact = path25.join(c.sessionDir, "merge-log.txt");
+  const artifact = path26.join(c.sessionDir, "merge-log.txt");
   await writeInAgentFolder(c.sessionDir, artifact, `${merged.join("\n")}
 `);
   return { exitCode: EXIT_CODES.SUCCESS, attempts: log.attempts, sessionDirs: log.dirs, artifact };
@@ -5380,7 +5422,7 @@ var REFINERY_STEPS = {
 
 // src/agent/stages/sequence.ts
 import { existsSync as existsSync3 } from "node:fs";
-import path26 from "node:path";
+import path27 from "node:path";
 async function runSequence(c, steps, names) {
   const run2 = { records: [], partial: false };
   let skipNext;
@@ -5467,8 +5509,8 @@ async function runStage(c, step, stage, run2, names) {
     ...c.settings[stage]?.required === false ? { required: false } : {},
     ...modelOfStage(c, stage),
     duration_ms: Date.now() - t0,
-    session_dirs: o.sessionDirs.map((d) => path26.relative(c.sessionDir, d) || "."),
-    ...o.artifact ? { artifact: path26.relative(c.sessionDir, o.artifact) || o.artifact } : {},
+    session_dirs: o.sessionDirs.map((d) => path27.relative(c.sessionDir, d) || "."),
+    ...o.artifact ? { artifact: path27.relative(c.sessionDir, o.artifact) || o.artifact } : {},
     ...o.error ? { error: o.error } : {}
   };
   run2.records.push(rec);
@@ -5548,7 +5590,7 @@ async function finishStages(c, names, run2, configError) {
       exit_code: exitCode
     }
   };
-  const manifestPath = path26.join(c.sessionDir, "manifest.json");
+  const manifestPath = path27.join(c.sessionDir, "manifest.json");
   await writeFileAtomic(manifestPath, `${JSON.stringify(manifest, null, 2)}
 `);
   const models = [...c.models].map(([stage, m]) => ({
@@ -5570,7 +5612,7 @@ async function finishStages(c, names, run2, configError) {
 // src/agent/stages/task-sentinel.ts
 import { existsSync as existsSync4 } from "node:fs";
 import { mkdir as mkdir10 } from "node:fs/promises";
-import path27 from "node:path";
+import path28 from "node:path";
 var SENTINEL_ROLE = "sentinel";
 var DEFAULT_TASK_SENTINEL_CYCLES = 2;
 async function taskSentinel(c) {
@@ -5605,12 +5647,12 @@ var SentinelLog = class extends SessionLog {
   fixes = 0;
 };
 async function check(c, log, cycle) {
-  const dir = path27.join(sentinelDir(c), cycle === "final" ? "final" : `cycle-${cycle}`);
+  const dir = path28.join(sentinelDir(c), cycle === "final" ? "final" : `cycle-${cycle}`);
   await mkdir10(dir, { recursive: true });
   const tests = c.task.testCommand ? await runTestCommand(c, dir, c.task.testCommand) : void 0;
   if (tests) progress(c, `sentinel ${cycle}: test command ${tests.results.overall}`);
-  const audit = path27.join(dir, "audit-report.md");
-  const fixList = path27.join(dir, "fix-list.json");
+  const audit = path28.join(dir, "audit-report.md");
+  const fixList = path28.join(dir, "fix-list.json");
   const prompt = [
     stagePrompt(
       c.task,
@@ -5674,7 +5716,7 @@ async function fix(c, log, cycle, found) {
   return void 0;
 }
 async function refinement(c, v, last) {
-  const rel = (f) => path27.relative(c.sessionDir, f);
+  const rel = (f) => path28.relative(c.sessionDir, f);
   const audit = await readAgentText(c.sessionDir, last.audit) ?? "";
   return [
     `# ${REFINEMENT_HEADING}`,
@@ -5713,9 +5755,9 @@ var TYPE_2_STEPS = TYPE_1_STEPS;
 
 // src/agent/stages/subtasks.ts
 import { readdir as readdir8 } from "node:fs/promises";
-import path28 from "node:path";
+import path29 from "node:path";
 function subtaskDir(sessionDir) {
-  return path28.join(sessionDir, "subtasks");
+  return path29.join(sessionDir, "subtasks");
 }
 function readSubtaskFile(file, text) {
   const fm = readFrontMatter(file, text);
@@ -5728,7 +5770,7 @@ async function readSubtasks(dir) {
   const names = (await readdir8(dir).catch(() => [])).filter((n2) => n2.endsWith(".md")).sort();
   const out = [];
   for (const name of names) {
-    const file = path28.join(dir, name);
+    const file = path29.join(dir, name);
     const { data, body, problem } = readSubtaskFile(file, (await readAgentFile(dir, file))?.toString("utf8") ?? "");
     const id = String(data.id ?? name.replace(/\.md$/, "")).toLowerCase().replace(/[^a-z0-9._-]+/g, "-");
     out.push({
@@ -5744,7 +5786,7 @@ async function readSubtasks(dir) {
   return out;
 }
 async function setSubtaskStatus(file, status, note) {
-  const { data, body } = readSubtaskFile(file, (await readAgentFile(path28.dirname(file), file))?.toString("utf8") ?? "");
+  const { data, body } = readSubtaskFile(file, (await readAgentFile(path29.dirname(file), file))?.toString("utf8") ?? "");
   await writeFileAtomic(file, writeFrontMatter(body, { ...data, status, forge_note: note }));
 }
 async function subtaskFilesProblem(dir) {
@@ -5945,7 +5987,7 @@ function createStagesRunner(options) {
   return {
     name: options.adapter,
     async run(req) {
-      const agentDir = path29.join(req.sessionDir, "agent");
+      const agentDir = path30.join(req.sessionDir, "agent");
       await mkdir11(agentDir, { recursive: true });
       const c = req.taskContext;
       const subAgents = new SubAgentCap(options.maxSubAgents);
@@ -5979,7 +6021,7 @@ function createStagesRunner(options) {
             FORGE_RUN_ID: c.runId,
             FORGE_TASK_ID: c.taskId,
             FORGE_ATTEMPT: String(c.attempt),
-            FORGE_TASK_FILE: path29.join(req.sessionDir, "task.md"),
+            FORGE_TASK_FILE: path30.join(req.sessionDir, "task.md"),
             FORGE_BRANCH: c.branch,
             FORGE_BASE_REF: c.baseRef,
             ...req.traceparent ? { TRACEPARENT: req.traceparent } : {},
@@ -6100,11 +6142,11 @@ function readInputs() {
 }
 function bundledPromptDir() {
   const dir = fileURLToPath(new URL("./prompts/", import.meta.url));
-  return existsSync5(path30.join(dir, "1.md")) ? dir : void 0;
+  return existsSync5(path31.join(dir, "1.md")) ? dir : void 0;
 }
 function bundledForgeCli() {
   const file = fileURLToPath(new URL("./forge.js", import.meta.url));
-  return existsSync5(file) && path30.basename(path30.dirname(file)) === "dist" ? { command: process.execPath, args: [file] } : void 0;
+  return existsSync5(file) && path31.basename(path31.dirname(file)) === "dist" ? { command: process.execPath, args: [file] } : void 0;
 }
 function readJob(env) {
   const parsedInput = actionInputSchema.safeParse(readInputs());
@@ -6152,7 +6194,7 @@ async function run(overrides = {}) {
       remote,
       token: input.githubToken,
       identity: { name: input.gitUserName, email: input.gitUserEmail },
-      netDir: path30.join(jobEnv.runnerTemp, `forge-git-${process.pid}`, "net.git"),
+      netDir: path31.join(jobEnv.runnerTemp, `forge-git-${process.pid}`, "net.git"),
       // A network blip is waited out (2 s, 60 s cap, 5 tries, jitter); a refusal fails at once.
       onRetry: (r) => warning(
         `git ${r.command} failed (try ${r.attempt} of ${r.attempts}), trying again in ${(r.delayMs / 1e3).toFixed(1)} s: ${r.error.split("\n").slice(-3).join(" ")}`
@@ -6253,6 +6295,10 @@ function warnMissingKeys(adapter, input, env, longContext) {
     warning(`openai-api-key is empty and OPENAI_API_KEY is not set: ${openaiAgent} will not be able to call the model.`);
   if (adapter === "gemini" && !input.geminiApiKey && !env.GEMINI_API_KEY && !env.GOOGLE_API_KEY)
     warning("gemini-api-key is empty and GEMINI_API_KEY is not set: Gemini CLI will not be able to call the model.");
+  if (adapter === "copilot" && !input.anthropicApiKey && !env.ANTHROPIC_API_KEY)
+    warning(
+      "anthropic-api-key is empty and ANTHROPIC_API_KEY is not set: Copilot CLI (on Anthropic's API, bring-your-own-key) will not be able to call the model."
+    );
 }
 async function reportOutcome(report, input) {
   if (report.kind === "neutral") {

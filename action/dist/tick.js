@@ -93,7 +93,7 @@ import {
   steeringComment,
   stripForgeMarkers,
   walkthroughPath
-} from "./chunk-KSYJKTFJ.js";
+} from "./chunk-K7CJKUVV.js";
 import {
   Octokit,
   RequestError,
@@ -122,7 +122,7 @@ import {
   validateDagChange,
   validatePlan,
   zodProblems
-} from "./chunk-YJPOCTHW.js";
+} from "./chunk-SL7VK6UQ.js";
 import {
   getInput,
   info,
@@ -20913,9 +20913,9 @@ function sameEffect(outbox, key, ran) {
   const pending = outbox.find((e) => e.key === key);
   return !pending || ran === void 0 || JSON.stringify(pending) === ran;
 }
-function mergePatches(earlier, later2) {
-  const out = { ...earlier, ...later2 };
-  if (earlier.checkRuns || later2.checkRuns) out.checkRuns = { ...earlier.checkRuns, ...later2.checkRuns };
+function mergePatches(earlier, later) {
+  const out = { ...earlier, ...later };
+  if (earlier.checkRuns || later.checkRuns) out.checkRuns = { ...earlier.checkRuns, ...later.checkRuns };
   return out;
 }
 function withFacts(facts, learned) {
@@ -21047,10 +21047,11 @@ async function recordInput(port, ref, headSha, commit) {
 }
 async function endedJobInput(port, ref, branch, run2, iteration = 0) {
   const head = await port.branchHead(branch);
-  const finished = head ? await recordInput(port, ref, head) : void 0;
+  const commit = head ? await port.commit(head) : void 0;
+  const finished = head ? await recordInput(port, ref, head, commit) : void 0;
   if (finished && (finished.kind !== "agent.finished" || (finished.iteration ?? 0) >= iteration)) return finished;
   const { taskId, attempt } = ref;
-  const cp = head ? await readBranchCheckpoint(port, ref, head).catch(() => ({})) : {};
+  const cp = head ? await readBranchCheckpoint(port, ref, head, commit).catch(() => ({})) : {};
   const conclusion = run2.conclusion ?? "no conclusion";
   const jobs = await port.endedJobs(run2.id);
   const log = jobs.failed?.htmlUrl ? { logUrl: jobs.failed.htmlUrl } : {};
@@ -22096,7 +22097,11 @@ var AppContext = class {
 
 // src/app/guard.ts
 var LATER_EVENTS = /* @__PURE__ */ new Set(["workflow_run", "workflow_job", "merge_group", "pull_request.dequeued"]);
-var later = (name, action) => LATER_EVENTS.has(name) || LATER_EVENTS.has(`${name}.${String(action)}`);
+function handledWhenOwn(name, payload) {
+  const p = payload;
+  if (LATER_EVENTS.has(name) || LATER_EVENTS.has(`${name}.${String(p.action)}`)) return true;
+  return name === "pull_request" && p.action === "closed" && p.pull_request?.merged === true && p.pull_request.base?.ref !== void 0 && p.pull_request.base.ref === p.repository?.default_branch;
+}
 function guard(ctx, app, fn) {
   const { options: options2 } = ctx;
   return async (context) => {
@@ -22115,8 +22120,7 @@ function guard(ctx, app, fn) {
     const handle = async () => {
       ctx.slug ??= await appSlug(app);
       const sender = context.payload.sender?.login;
-      const action = context.payload.action;
-      if (ctx.slug && sender === `${ctx.slug}[bot]` && !later(context.name, action)) return;
+      if (ctx.slug && sender === `${ctx.slug}[bot]` && !handledWhenOwn(context.name, context.payload)) return;
       await fn(ctx, context);
     };
     const handled = () => handle().catch((e) => {

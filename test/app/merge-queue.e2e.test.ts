@@ -200,6 +200,8 @@ describe("the run's final pull request with final_pr.auto_merge", () => {
         })(),
       );
       expect(deliveriesToApp(g, "pull_request", "auto_merge_enabled")).toHaveLength(1);
+      // The queue marks the PR merged, then destroys its group: the group's event comes after.
+      await g.whileWaiting(g.sim.idle());
       expect(deliveriesToApp(g, "merge_group", "destroyed").map((d) => (d.payload as { reason: string }).reason)).toEqual(["merged"]);
       const { data: main } = await g.user.rest.repos.getBranch({ owner: OWNER, repo: REPO, branch: "main" });
       expect(main.commit.sha).toBe(merged.merge_commit_sha);

@@ -295,7 +295,10 @@ const SPAWN_ROWS: Row[] = [
   { args: ["spawn", "--prompt", "p", "--timeout", "0"], says: "--timeout" },
   { args: ["spawn", "--prompt", "p", "--idle-timeout", "0"], says: "--idle-timeout" },
   { args: ["spawn", "--prompt", "p", "--max-turns", "-1"], says: "--max-turns" },
-  { args: ["spawn", "--prompt", "p", "--adapter", "robot"], says: "--adapter must be one of claude, codex, gemini, command" },
+  {
+    args: ["spawn", "--prompt", "p", "--adapter", "robot"],
+    says: "--adapter must be one of claude, codex, gemini, opencode, qwen, copilot, command",
+  },
   { args: ["spawn", "--prompt", "p", "--agent-type", "nope"], says: "--agent-type" },
   { args: ["spawn", "--prompt", "p", "--output-format", "xml"], says: "--output-format must be text or json" },
   { args: ["spawn", "--prompt", "p", "--pass-env", "1BAD"], says: `--pass-env: "1BAD" is not an environment variable's name` },

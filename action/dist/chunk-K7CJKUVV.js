@@ -22,7 +22,7 @@ import {
   taskRetryPolicySchema,
   taskStatusSchema,
   zodProblems
-} from "./chunk-YJPOCTHW.js";
+} from "./chunk-SL7VK6UQ.js";
 import {
   __commonJS,
   __toESM
@@ -1987,7 +1987,7 @@ var forgeConfigSchema = external_exports.object({
       external_exports.object(Object.fromEntries(
         TIER_NAMES.map((t) => [t, external_exports.string().regex(MODEL_ID, "not a model id").optional().describe(`The model of the ${t} tier.`)])
       )).strict()
-    ).optional().describe("The model of each tier, per adapter, over Forge's defaults (claude: haiku, sonnet, opus; codex: gpt-5.5 at low, medium and high reasoning effort; gemini: gemini-2.5-flash, gemini-2.5-pro, gemini-2.5-pro; opencode: gpt-5.5; qwen: qwen3-coder-flash, qwen3-coder-plus, qwen3-coder-plus)."),
+    ).optional().describe("The model of each tier, per adapter, over Forge's defaults (claude: haiku, sonnet, opus; codex: gpt-5.5 at low, medium and high reasoning effort; gemini: gemini-2.5-flash, gemini-2.5-pro, gemini-2.5-pro; opencode: gpt-5.5; qwen: qwen3-coder-flash, qwen3-coder-plus, qwen3-coder-plus; copilot: claude-haiku-4-5, claude-sonnet-4-5, claude-opus-4-5)."),
     long_context: external_exports.boolean().default(false).describe(
       "Claude Code on Anthropic's API: run its models in their 1M-token context variant (the `context-1m` beta; Haiku has none). Off for other providers (another ANTHROPIC_BASE_URL, Vertex, Bedrock) and other adapters."
     ),
@@ -3123,7 +3123,7 @@ var walkthroughFrontmatterSchema = external_exports.object({
   ).default([]).describe("Tests the agent ran and their results."),
   risks: external_exports.array(external_exports.string()).default([]).describe("Risks the reviewer should know; each becomes a warning event."),
   followups: external_exports.array(external_exports.string()).default([]).describe("Work left for later; bug-like ones spawn follow-up agents."),
-  agent: external_exports.string().optional().describe("Agent adapter that did the work (claude, codex, gemini, opencode, qwen, command)."),
+  agent: external_exports.string().optional().describe("Agent adapter that did the work (claude, codex, gemini, opencode, qwen, copilot, command)."),
   model: external_exports.string().optional().describe("Model used, where known."),
   models: external_exports.array(
     external_exports.object({

@@ -27102,7 +27102,8 @@ var DEFAULT_TIER_MODELS = {
   codex: { low: "gpt-5.5", medium: "gpt-5.5", high: "gpt-5.5" },
   gemini: { low: "gemini-2.5-flash", medium: "gemini-2.5-pro", high: "gemini-2.5-pro" },
   opencode: { low: "gpt-5.5", medium: "gpt-5.5", high: "gpt-5.5" },
-  qwen: { low: "qwen3-coder-flash", medium: "qwen3-coder-plus", high: "qwen3-coder-plus" }
+  qwen: { low: "qwen3-coder-flash", medium: "qwen3-coder-plus", high: "qwen3-coder-plus" },
+  copilot: { low: "claude-haiku-4-5", medium: "claude-sonnet-4-5", high: "claude-opus-4-5" }
 };
 var STAGE_ROLES = {
   plan: "analyst",
@@ -27272,7 +27273,7 @@ function sortProblems(problems) {
 }
 
 // src/core/schemas/adapters.ts
-var ADAPTERS = ["claude", "codex", "gemini", "opencode", "qwen", "command"];
+var ADAPTERS = ["claude", "codex", "gemini", "opencode", "qwen", "copilot", "command"];
 
 // src/core/agents.ts
 var MAX_AGENTS = 5;
@@ -27305,7 +27306,8 @@ var FAMILIES = {
 var ADAPTER_FAMILIES = {
   claude: ["anthropic"],
   codex: ["openai"],
-  gemini: ["google"]
+  gemini: ["google"],
+  copilot: ["anthropic"]
 };
 function modelAgentProblem(adapter, spec) {
   const takes = ADAPTER_FAMILIES[adapter];

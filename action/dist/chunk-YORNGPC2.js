@@ -8,7 +8,7 @@ import {
   parsePlan,
   require_dist,
   signalStatusOf
-} from "./chunk-YJPOCTHW.js";
+} from "./chunk-SL7VK6UQ.js";
 import {
   __toESM
 } from "./chunk-54WUDIML.js";
@@ -212,7 +212,7 @@ var BASE_NAMES = /* @__PURE__ */ new Set([
   "GIT_COMMITTER_EMAIL"
 ]);
 var BASE_PREFIXES = ["LC_", "XDG_"];
-var FORBIDDEN = /^(GITHUB_TOKEN|GH_TOKEN|GH_ENTERPRISE_TOKEN|GITHUB_ENTERPRISE_TOKEN|ACTIONS_RUNTIME_TOKEN|ACTIONS_ID_TOKEN_REQUEST_TOKEN|ACTIONS_ID_TOKEN_REQUEST_URL|ACTIONS_CACHE_URL|ACTIONS_RESULTS_URL|ACTIONS_RUNTIME_URL|INPUT_.*|FORGE_APP_.*|PRIVATE_KEY|WEBHOOK_SECRET|APP_ID)$/;
+var FORBIDDEN = /^(GITHUB_TOKEN|GH_TOKEN|COPILOT_GITHUB_TOKEN|GH_ENTERPRISE_TOKEN|GITHUB_ENTERPRISE_TOKEN|ACTIONS_RUNTIME_TOKEN|ACTIONS_ID_TOKEN_REQUEST_TOKEN|ACTIONS_ID_TOKEN_REQUEST_URL|ACTIONS_CACHE_URL|ACTIONS_RESULTS_URL|ACTIONS_RUNTIME_URL|INPUT_.*|FORGE_APP_.*|PRIVATE_KEY|WEBHOOK_SECRET|APP_ID)$/;
 function isForbiddenEnvName(name) {
   return FORBIDDEN.test(name);
 }
@@ -656,7 +656,7 @@ async function loadSystemPrompt(kind, options = {}) {
 }
 
 // src/agent/types.ts
-var ADAPTER_NAMES = ["claude", "codex", "gemini", "opencode", "qwen", "command"];
+var ADAPTER_NAMES = ["claude", "codex", "gemini", "opencode", "qwen", "copilot", "command"];
 var AGENT_KINDS = [
   "1",
   "2",
@@ -1027,7 +1027,8 @@ var INSTALL = {
   codex: "Codex: npm i -g @openai/codex",
   gemini: "Gemini CLI: npm i -g @google/gemini-cli",
   opencode: "opencode: npm i -g opencode-ai",
-  qwen: "Qwen Code: npm i -g @qwen-code/qwen-code"
+  qwen: "Qwen Code: npm i -g @qwen-code/qwen-code",
+  copilot: "GitHub Copilot CLI: npm i -g @github/copilot (its own licence; Forge does not bring it)"
 };
 function spawnFailure(command, err) {
   if (err.code !== "ENOENT") return `${command}: ${err.message}`;
@@ -1165,7 +1166,7 @@ var sleepFor = (ms, signal) => new Promise((resolve) => {
 
 // src/agent/spawn/prepare.ts
 import { writeFile as writeFile3 } from "node:fs/promises";
-import path14 from "node:path";
+import path15 from "node:path";
 
 // src/agent/adapters/types.ts
 function oneLine(text, max = 200) {
@@ -1598,19 +1599,205 @@ var CommandOutputParser = class extends StreamJsonParser {
   }
 };
 
-// src/agent/adapters/gemini.ts
+// src/agent/adapters/copilot.ts
 import { existsSync as existsSync3, mkdirSync as mkdirSync2, readFileSync, writeFileSync } from "node:fs";
-import path9 from "node:path";
+import path8 from "node:path";
+var COPILOT_ENV = ["COPILOT_*"];
+var COPILOT_DEFAULT_MODEL = "claude-sonnet-4-5";
+var COPILOT_USAGE_FILE = "forge-usage.json";
+var TOOL_MAP = {
+  Read: ["view"],
+  Write: ["create"],
+  Edit: ["edit"],
+  MultiEdit: ["edit"],
+  Glob: ["glob"],
+  Grep: ["grep"],
+  LS: ["view"],
+  // 1.0.102 has no `write_bash` (it names it an unknown tool in the allowlist).
+  Bash: ["bash", "read_bash", "stop_bash", "list_bash"],
+  WebFetch: ["web_fetch"]
+};
+function copilotTools(allowedTools) {
+  const out = /* @__PURE__ */ new Set();
+  for (const t of allowedTools) for (const c of TOOL_MAP[t.replace(/\(.*$/, "")] ?? []) out.add(c);
+  return [...out];
+}
+function copilotHome(input) {
+  return path8.join(input.forgeEnv.FORGE_SESSION_DIR ?? input.cwd, "home", ".copilot");
+}
+function copilotArgs(input) {
+  const tools = copilotTools(input.allowedTools);
+  const args = ["--output-format", "json", "--allow-all-tools"];
+  args.push(`--available-tools=${(tools.length ? tools : ["view"]).join(",")}`);
+  args.push("--model", input.model || COPILOT_DEFAULT_MODEL);
+  args.push("--no-ask-user", "--no-auto-update", "--disable-client-telemetry", "--no-color");
+  args.push("--usage-output-file", path8.join(copilotHome({ forgeEnv: input.forgeEnv ?? {}, cwd: input.cwd }), COPILOT_USAGE_FILE));
+  for (const dir of sessionWritableDirs(input.cwd, input.forgeEnv)) args.push("--add-dir", dir);
+  if (input.resumeSession) args.push(`--resume=${input.resumeSession}`);
+  return args;
+}
+var copilotAdapter = {
+  name: "copilot",
+  invocation(input) {
+    const home = copilotHome(input);
+    mkdirSync2(home, { recursive: true });
+    if (input.systemPrompt) writeFileSync(path8.join(home, "copilot-instructions.md"), `${input.systemPrompt}
+`);
+    const env = {
+      ...pickEnv(input.parentEnv, [...COPILOT_ENV, ...input.passEnv]),
+      ...input.forgeEnv,
+      ...input.extraEnv,
+      COPILOT_HOME: home,
+      COPILOT_AUTO_UPDATE: "false"
+    };
+    if (env.COPILOT_PROVIDER_BASE_URL && env.COPILOT_OFFLINE === void 0) env.COPILOT_OFFLINE = "true";
+    return { command: input.binary ?? "copilot", args: copilotArgs(input), env, stdin: input.prompt };
+  },
+  parser: (invocation) => new CopilotJsonParser(usageFileOf(invocation))
+};
+function usageFileOf(invocation) {
+  const i = invocation?.args.indexOf("--usage-output-file") ?? -1;
+  return i >= 0 ? invocation.args[i + 1] : void 0;
+}
+var isObject = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
+function copilotUsage(file) {
+  if (!file || !existsSync3(file)) return void 0;
+  try {
+    const parsed = JSON.parse(readFileSync(file, "utf8"));
+    const metrics = isObject(parsed) && isObject(parsed.modelMetrics) ? parsed.modelMetrics : {};
+    let input = 0;
+    let output = 0;
+    for (const m of Object.values(metrics)) {
+      const u = isObject(m) && isObject(m.usage) ? m.usage : {};
+      const n = (k) => typeof u[k] === "number" ? u[k] : 0;
+      input += n("inputTokens") + n("cacheReadTokens") + n("cacheWriteTokens");
+      output += n("outputTokens");
+    }
+    const model = Object.keys(metrics)[0];
+    return { input, output, ...model ? { model } : {} };
+  } catch {
+    return void 0;
+  }
+}
+var FORGE_TOOL = { create: "Write", edit: "Edit", bash: "Bash", view: "Read", grep: "Grep", glob: "Glob" };
+function toolSummary2(name, args) {
+  const a = isObject(args) ? args : {};
+  const target = a.path ?? a.command ?? a.pattern ?? a.url;
+  return oneLine(`${FORGE_TOOL[name] ?? name}${typeof target === "string" ? ` ${target}` : ""}`, 160);
+}
+var CopilotJsonParser = class {
+  constructor(usageFile) {
+    this.usageFile = usageFile;
+  }
+  usageFile;
+  #turns = 0;
+  #lastText;
+  #sessionId;
+  #model;
+  #result;
+  #status;
+  #errors = [];
+  #open = /* @__PURE__ */ new Set();
+  stdoutLine(line) {
+    const t = line.trim();
+    if (!t) return [];
+    let e;
+    try {
+      const parsed = t.startsWith("{") ? JSON.parse(t) : void 0;
+      if (!isObject(parsed)) throw new Error("not an object");
+      e = parsed;
+    } catch {
+      return [{ kind: "output", summary: oneLine(line) }];
+    }
+    const d = isObject(e.data) ? e.data : {};
+    switch (e.type) {
+      case "assistant.turn_start":
+        this.#turns++;
+        return [];
+      case "assistant.message": {
+        if (typeof d.model === "string") this.#model = d.model;
+        if (typeof d.content !== "string" || !d.content) return [];
+        this.#lastText = d.content;
+        return [{ kind: "text", summary: oneLine(d.content) }];
+      }
+      case "tool.execution_start": {
+        const name = String(d.toolName ?? "tool");
+        if (typeof d.toolCallId === "string") this.#open.add(d.toolCallId);
+        return [{ kind: "tool_use", tool: FORGE_TOOL[name] ?? name, summary: toolSummary2(name, d.arguments) }];
+      }
+      case "tool.execution_complete": {
+        if (typeof d.toolCallId === "string") this.#open.delete(d.toolCallId);
+        const r = isObject(d.result) ? d.result : {};
+        const err = isObject(d.error) ? String(d.error.message ?? "") : "";
+        const text = d.success === false ? `error: ${err || String(r.content ?? "")}` : String(r.content ?? "");
+        return [{ kind: "tool_result", summary: oneLine(text) }];
+      }
+      case "session.error": {
+        const msg = String(d.message ?? d.errorType ?? "error");
+        if (typeof d.statusCode === "number") this.#status = d.statusCode;
+        this.#errors.push(msg);
+        return [{ kind: "stderr", summary: oneLine(`${String(d.errorType ?? "error")}: ${msg}`) }];
+      }
+      case "session.warning":
+        return [{ kind: "stderr", summary: oneLine(String(d.message ?? "warning")) }];
+      case "result":
+        return [this.#resultDraft(e)];
+      default:
+        return [];
+    }
+  }
+  #resultDraft(e) {
+    this.#result = e;
+    if (typeof e.sessionId === "string") this.#sessionId = e.sessionId;
+    const failed = typeof e.exitCode === "number" && e.exitCode !== 0;
+    const text = failed ? `error: exit ${String(e.exitCode)}` : `done${this.#lastText ? `: ${this.#lastText}` : ""}`;
+    return { kind: "result", summary: oneLine(text) };
+  }
+  stderrLine(line) {
+    return line.trim() ? [{ kind: "stderr", summary: oneLine(line) }] : [];
+  }
+  turns() {
+    return this.#turns;
+  }
+  busy() {
+    return this.#open.size > 0;
+  }
+  finish(exitCode) {
+    const r = this.#result;
+    const outcome = { ok: exitCode === 0 && r !== void 0 && (r.exitCode ?? 0) === 0, turns: this.#turns };
+    if (this.#lastText !== void 0) outcome.result = this.#lastText;
+    const usage = copilotUsage(this.usageFile);
+    const model = this.#model ?? usage?.model;
+    if (model) outcome.model = model;
+    if (this.#sessionId) outcome.sessionId = this.#sessionId;
+    if (this.#status !== void 0) outcome.apiErrorStatus = this.#status;
+    if (this.#errors.length > 0) outcome.errorText = this.#errors.join("\n");
+    else if (exitCode === 0 && !r) outcome.errorText = "copilot ended without a result event";
+    return outcome;
+  }
+  /** The session's tokens, from `--usage-output-file` (written as the process ends). */
+  afterExit() {
+    const u = copilotUsage(this.usageFile);
+    if (!u || u.input === 0 && u.output === 0) return [];
+    return [
+      { kind: "system", summary: `usage: ${u.input} input, ${u.output} output tokens`, tokens: { input: u.input, output: u.output } }
+    ];
+  }
+};
+
+// src/agent/adapters/gemini.ts
+import { existsSync as existsSync4, mkdirSync as mkdirSync3, readFileSync as readFileSync2, writeFileSync as writeFileSync2 } from "node:fs";
+import path10 from "node:path";
 
 // src/agent/adapters/headless.ts
-import path8 from "node:path";
-var isObject = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
+import path9 from "node:path";
+var isObject2 = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
 function readJsonLine(line) {
   const t = line.trim();
   if (!t) return { drafts: [] };
   try {
     const parsed = t.startsWith("{") ? JSON.parse(t) : void 0;
-    if (isObject(parsed)) return { event: parsed };
+    if (isObject2(parsed)) return { event: parsed };
   } catch {
   }
   return { drafts: [{ kind: "output", summary: oneLine(line) }] };
@@ -1618,14 +1805,14 @@ function readJsonLine(line) {
 var stderrDrafts = (line) => line.trim() ? [{ kind: "stderr", summary: oneLine(line) }] : [];
 function mergeJson(base, over) {
   const out = { ...base };
-  for (const [k, v] of Object.entries(over)) out[k] = isObject(v) && isObject(base[k]) ? mergeJson(base[k], v) : v;
+  for (const [k, v] of Object.entries(over)) out[k] = isObject2(v) && isObject2(base[k]) ? mergeJson(base[k], v) : v;
   return out;
 }
 function sessionHome(input) {
-  return path8.join(input.forgeEnv.FORGE_SESSION_DIR ?? input.cwd, "home");
+  return path9.join(input.forgeEnv.FORGE_SESSION_DIR ?? input.cwd, "home");
 }
 function toolCallSummary(name, params) {
-  const p = isObject(params) ? params : {};
+  const p = isObject2(params) ? params : {};
   const target = p.file_path ?? p.filePath ?? p.absolute_path ?? p.path ?? p.command ?? p.pattern ?? p.dir_path ?? p.url ?? p.query ?? p.description;
   return oneLine(`${name}${typeof target === "string" ? ` ${target}` : ""}`, 160);
 }
@@ -1640,7 +1827,7 @@ var GEMINI_ENV = ["GEMINI_*", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_API_KEY", "GOOGL
 var GEMINI_EXIT = { auth: 41, input: 42, config: 52, quota: 173 };
 var GEMINI_DEFAULT_MODEL = "gemini-2.5-pro";
 var ARG_LIMIT2 = 1e5;
-var TOOL_MAP = {
+var TOOL_MAP2 = {
   Read: ["read_file", "read_many_files"],
   Write: ["write_file"],
   Edit: ["replace"],
@@ -1655,7 +1842,7 @@ var TOOL_MAP = {
 };
 var GEMINI_EXCLUDED = ["invoke_agent", "ask_user", "enter_plan_mode", "exit_plan_mode"];
 function geminiTools(allowedTools) {
-  return mapTools(allowedTools, TOOL_MAP);
+  return mapTools(allowedTools, TOOL_MAP2);
 }
 function geminiSettings(o = {}) {
   return {
@@ -1670,20 +1857,20 @@ function geminiSettings(o = {}) {
     }
   };
 }
-var geminiSettingsPath = (home) => path9.join(home, ".gemini", "settings.json");
+var geminiSettingsPath = (home) => path10.join(home, ".gemini", "settings.json");
 function writeGeminiSettings(home, settings, base = {}) {
   const file = geminiSettingsPath(home);
-  mkdirSync2(path9.dirname(file), { recursive: true });
-  writeFileSync(file, `${JSON.stringify(mergeJson(base, settings), null, 2)}
+  mkdirSync3(path10.dirname(file), { recursive: true });
+  writeFileSync2(file, `${JSON.stringify(mergeJson(base, settings), null, 2)}
 `);
   return file;
 }
 function runnerSettings(env) {
   const home = env.GEMINI_CLI_HOME || env.HOME;
-  if (!home || !existsSync3(geminiSettingsPath(home))) return {};
+  if (!home || !existsSync4(geminiSettingsPath(home))) return {};
   try {
-    const parsed = JSON.parse(readFileSync(geminiSettingsPath(home), "utf8"));
-    return isObject(parsed) ? parsed : {};
+    const parsed = JSON.parse(readFileSync2(geminiSettingsPath(home), "utf8"));
+    return isObject2(parsed) ? parsed : {};
   } catch {
     return {};
   }
@@ -1705,7 +1892,7 @@ var geminiAdapter = {
     const home = geminiHome(input);
     const settings = geminiSettings({ tools: geminiTools(input.allowedTools) });
     writeGeminiSettings(home, settings, runnerSettings(input.parentEnv));
-    if (input.systemPrompt) writeFileSync(path9.join(home, ".gemini", "GEMINI.md"), `${input.systemPrompt}
+    if (input.systemPrompt) writeFileSync2(path10.join(home, ".gemini", "GEMINI.md"), `${input.systemPrompt}
 `);
     const { args, stdin } = geminiArgs(input);
     return {
@@ -1724,7 +1911,7 @@ var geminiAdapter = {
   },
   parser: () => new GeminiStreamParser()
 };
-var FORGE_TOOL = { write_file: "Write", replace: "Edit", run_shell_command: "Bash", read_file: "Read" };
+var FORGE_TOOL2 = { write_file: "Write", replace: "Edit", run_shell_command: "Bash", read_file: "Read" };
 var GeminiStreamParser = class {
   #turns = 0;
   /** A model response starts with the next message or tool call (at the start, after tool results). */
@@ -1757,13 +1944,13 @@ var GeminiStreamParser = class {
         this.#startTurn();
         const name = String(e.tool_name ?? "tool");
         if (typeof e.tool_id === "string") this.#open.add(e.tool_id);
-        drafts.push({ kind: "tool_use", tool: FORGE_TOOL[name] ?? name, summary: toolCallSummary(name, e.parameters) });
+        drafts.push({ kind: "tool_use", tool: FORGE_TOOL2[name] ?? name, summary: toolCallSummary(name, e.parameters) });
         return drafts;
       }
       case "tool_result": {
         this.#newTurn = true;
         if (typeof e.tool_id === "string") this.#open.delete(e.tool_id);
-        const err = isObject(e.error) ? String(e.error.message ?? "") : "";
+        const err = isObject2(e.error) ? String(e.error.message ?? "") : "";
         const text = e.status === "error" ? `error: ${err || String(e.output ?? "")}` : String(e.output ?? "");
         return [{ kind: "tool_result", summary: oneLine(text) }];
       }
@@ -1792,13 +1979,13 @@ var GeminiStreamParser = class {
   }
   #resultDraft(e) {
     this.#result = e;
-    const stats = isObject(e.stats) ? e.stats : {};
-    const models = isObject(stats.models) ? Object.keys(stats.models) : [];
+    const stats = isObject2(e.stats) ? e.stats : {};
+    const models = isObject2(stats.models) ? Object.keys(stats.models) : [];
     if (models.length > 0 && !this.#model) this.#model = models[0];
     const input = typeof stats.input_tokens === "number" ? stats.input_tokens : void 0;
     const output = typeof stats.output_tokens === "number" ? stats.output_tokens : void 0;
     const tokens = input !== void 0 && output !== void 0 ? ` (${input} input, ${output} output tokens)` : "";
-    const error = isObject(e.error) ? String(e.error.message ?? e.error.type ?? "error") : "";
+    const error = isObject2(e.error) ? String(e.error.message ?? e.error.type ?? "error") : "";
     if (error) this.#errors.push(error);
     const text = e.status === "error" ? `error: ${error}` : `done${tokens}${this.#lastText ? `: ${this.#lastText}` : ""}`;
     return {
@@ -1830,13 +2017,12 @@ var GeminiStreamParser = class {
 };
 
 // src/agent/adapters/opencode.ts
-import { existsSync as existsSync4, mkdirSync as mkdirSync3, readFileSync as readFileSync2, writeFileSync as writeFileSync2 } from "node:fs";
-import path10 from "node:path";
+import { existsSync as existsSync5, mkdirSync as mkdirSync4, readFileSync as readFileSync3, writeFileSync as writeFileSync3 } from "node:fs";
+import path11 from "node:path";
 var OPENCODE_ENV = ["OPENAI_API_KEY", "OPENAI_BASE_URL"];
 var OPENCODE_DEFAULT_MODEL = "gpt-5.5";
 var OPENCODE_PROVIDER = "forge";
-var ARG_LIMIT3 = 1e5;
-var TOOL_MAP2 = {
+var TOOL_MAP3 = {
   Read: ["read"],
   Write: ["write"],
   Edit: ["edit", "patch", "apply_patch"],
@@ -1849,9 +2035,9 @@ var TOOL_MAP2 = {
   WebFetch: ["webfetch"],
   WebSearch: ["websearch"]
 };
-var ALL_TOOLS = [.../* @__PURE__ */ new Set([...Object.values(TOOL_MAP2).flat(), "task", "question", "skill", "codesearch", "lsp"])];
+var ALL_TOOLS = [.../* @__PURE__ */ new Set([...Object.values(TOOL_MAP3).flat(), "task", "question", "skill", "codesearch", "lsp"])];
 function opencodeTools(allowedTools) {
-  return mapTools(allowedTools, TOOL_MAP2);
+  return mapTools(allowedTools, TOOL_MAP3);
 }
 function opencodeConfig(o) {
   const model = `${OPENCODE_PROVIDER}/${o.model}`;
@@ -1882,31 +2068,29 @@ function opencodeConfig(o) {
     autoupdate: false
   };
 }
-var opencodeConfigPath = (home) => path10.join(home, "opencode.json");
+var opencodeConfigPath = (home) => path11.join(home, "opencode.json");
 function runnerConfig(env) {
   const file = env.OPENCODE_CONFIG;
-  if (!file || !existsSync4(file)) return {};
+  if (!file || !existsSync5(file)) return {};
   try {
-    const parsed = JSON.parse(readFileSync2(file, "utf8"));
-    return isObject(parsed) ? parsed : {};
+    const parsed = JSON.parse(readFileSync3(file, "utf8"));
+    return isObject2(parsed) ? parsed : {};
   } catch {
     return {};
   }
 }
 function opencodeArgs(input) {
-  const viaStdin = Buffer.byteLength(input.prompt, "utf8") > ARG_LIMIT3;
   const args = ["run", "--format", "json", "--pure", "-m", `${OPENCODE_PROVIDER}/${input.model || OPENCODE_DEFAULT_MODEL}`];
   if (input.resumeSession) args.push("-s", input.resumeSession);
-  args.push("--", viaStdin ? "Follow the instructions below." : input.prompt);
-  return viaStdin ? { args, stdin: input.prompt } : { args };
+  return { args, stdin: input.prompt };
 }
 function opencodeHomeEnv(home) {
   return {
     OPENCODE_CONFIG: opencodeConfigPath(home),
-    XDG_CONFIG_HOME: path10.join(home, ".config"),
-    XDG_DATA_HOME: path10.join(home, ".local", "share"),
-    XDG_CACHE_HOME: path10.join(home, ".cache"),
-    XDG_STATE_HOME: path10.join(home, ".local", "state"),
+    XDG_CONFIG_HOME: path11.join(home, ".config"),
+    XDG_DATA_HOME: path11.join(home, ".local", "share"),
+    XDG_CACHE_HOME: path11.join(home, ".cache"),
+    XDG_STATE_HOME: path11.join(home, ".local", "state"),
     OPENCODE_DISABLE_AUTOUPDATE: "true",
     OPENCODE_DISABLE_MODELS_FETCH: "true",
     OPENCODE_DISABLE_LSP_DOWNLOAD: "true",
@@ -1918,12 +2102,12 @@ var opencodeAdapter = {
   name: "opencode",
   invocation(input) {
     const home = sessionHome(input);
-    mkdirSync3(home, { recursive: true });
+    mkdirSync4(home, { recursive: true });
     const env = { ...pickEnv(input.parentEnv, [...OPENCODE_ENV, ...input.passEnv]), ...input.forgeEnv, ...input.extraEnv };
     let instructions;
     if (input.systemPrompt) {
-      instructions = path10.join(home, "forge-instructions.md");
-      writeFileSync2(instructions, `${input.systemPrompt}
+      instructions = path11.join(home, "forge-instructions.md");
+      writeFileSync3(instructions, `${input.systemPrompt}
 `);
     }
     const config = opencodeConfig({
@@ -1932,19 +2116,19 @@ var opencodeAdapter = {
       tools: opencodeTools(input.allowedTools),
       ...instructions ? { instructions } : {}
     });
-    writeFileSync2(opencodeConfigPath(home), `${JSON.stringify(mergeJson(runnerConfig(input.parentEnv), config), null, 2)}
+    writeFileSync3(opencodeConfigPath(home), `${JSON.stringify(mergeJson(runnerConfig(input.parentEnv), config), null, 2)}
 `);
     const { args, stdin } = opencodeArgs(input);
     return {
       command: input.binary ?? "opencode",
       args,
       env: { ...env, ...opencodeHomeEnv(home) },
-      ...stdin !== void 0 ? { stdin } : {}
+      stdin
     };
   },
   parser: () => new OpencodeJsonParser()
 };
-var FORGE_TOOL2 = { write: "Write", edit: "Edit", bash: "Bash", read: "Read", patch: "Edit", apply_patch: "Edit" };
+var FORGE_TOOL3 = { write: "Write", edit: "Edit", bash: "Bash", read: "Read", patch: "Edit", apply_patch: "Edit" };
 var num = (v) => typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : 0;
 var OpencodeJsonParser = class {
   #turns = 0;
@@ -1960,7 +2144,7 @@ var OpencodeJsonParser = class {
     if ("drafts" in read) return read.drafts;
     const e = read.event;
     if (typeof e.sessionID === "string") this.#sessionId = e.sessionID;
-    const part = isObject(e.part) ? e.part : {};
+    const part = isObject2(e.part) ? e.part : {};
     switch (e.type) {
       case "step_start":
         this.#turns++;
@@ -1984,15 +2168,15 @@ var OpencodeJsonParser = class {
   }
   #tool(part) {
     const name = String(part.tool ?? "tool");
-    const state = isObject(part.state) ? part.state : {};
-    const out = [{ kind: "tool_use", tool: FORGE_TOOL2[name] ?? name, summary: toolCallSummary(name, state.input) }];
+    const state = isObject2(part.state) ? part.state : {};
+    const out = [{ kind: "tool_use", tool: FORGE_TOOL3[name] ?? name, summary: toolCallSummary(name, state.input) }];
     if (state.status === "error") out.push({ kind: "tool_result", summary: oneLine(`error: ${String(state.error ?? "")}`) });
     else if (state.status === "completed") out.push({ kind: "tool_result", summary: oneLine(String(state.output ?? "")) });
     return out;
   }
   #stepFinish(part) {
-    const tokens = isObject(part.tokens) ? part.tokens : {};
-    const cache = isObject(tokens.cache) ? tokens.cache : {};
+    const tokens = isObject2(part.tokens) ? part.tokens : {};
+    const cache = isObject2(tokens.cache) ? tokens.cache : {};
     const input = num(tokens.input) + num(cache.read) + num(cache.write);
     const output = num(tokens.output) + num(tokens.reasoning);
     this.#tokens = { input: this.#tokens.input + input, output: this.#tokens.output + output };
@@ -2010,8 +2194,8 @@ var OpencodeJsonParser = class {
     ];
   }
   #error(e) {
-    const err = isObject(e.error) ? e.error : {};
-    const data = isObject(err.data) ? err.data : {};
+    const err = isObject2(e.error) ? e.error : {};
+    const data = isObject2(err.data) ? err.data : {};
     if (typeof data.statusCode === "number") this.#status = data.statusCode;
     const body = typeof data.responseBody === "string" ? data.responseBody.slice(0, 500) : "";
     const message = [String(data.message ?? err.name ?? "error"), this.#status ? `(${this.#status})` : "", body].filter(Boolean).join(" ");
@@ -2037,12 +2221,12 @@ var OpencodeJsonParser = class {
 };
 
 // src/agent/adapters/qwen.ts
-import { existsSync as existsSync5, mkdirSync as mkdirSync4, readFileSync as readFileSync3, writeFileSync as writeFileSync3 } from "node:fs";
-import path11 from "node:path";
+import { existsSync as existsSync6, mkdirSync as mkdirSync5, readFileSync as readFileSync4, writeFileSync as writeFileSync4 } from "node:fs";
+import path12 from "node:path";
 var QWEN_ENV = ["OPENAI_API_KEY", "OPENAI_BASE_URL"];
 var QWEN_DEFAULT_MODEL = "qwen3-coder-plus";
-var ARG_LIMIT4 = 1e5;
-var TOOL_MAP3 = {
+var ARG_LIMIT3 = 1e5;
+var TOOL_MAP4 = {
   Read: ["read_file", "read_many_files"],
   Write: ["write_file"],
   Edit: ["edit"],
@@ -2058,14 +2242,19 @@ var TOOL_MAP3 = {
 };
 var QWEN_EXCLUDED = ["agent", "list_agents", "send_message", "enter_worktree", "exit_worktree", "ask_user_question", "exit_plan_mode"];
 function qwenTools(allowedTools) {
-  return mapTools(allowedTools, TOOL_MAP3);
+  return mapTools(allowedTools, TOOL_MAP4);
 }
+var RULE_COVERS = {
+  edit: ["write_file", "notebook_edit"],
+  read_file: ["grep_search", "glob", "list_directory"]
+};
 function qwenExcludedTools(allowedTools) {
   const allowed = new Set(qwenTools(allowedTools));
-  const all = new Set(Object.values(TOOL_MAP3).flat());
-  return [...[...all].filter((t) => !allowed.has(t)), ...QWEN_EXCLUDED];
+  const all = new Set(Object.values(TOOL_MAP4).flat());
+  const takesAllowed = (t) => (RULE_COVERS[t] ?? []).some((c) => allowed.has(c));
+  return [...[...all].filter((t) => !allowed.has(t) && !takesAllowed(t)), ...QWEN_EXCLUDED];
 }
-var qwenHome = (input) => path11.join(sessionHome(input), ".qwen");
+var qwenHome = (input) => path12.join(sessionHome(input), ".qwen");
 function qwenSettings() {
   return {
     privacy: { usageStatisticsEnabled: false },
@@ -2074,18 +2263,18 @@ function qwenSettings() {
   };
 }
 function runnerSettings2(env) {
-  const dir = env.QWEN_HOME || (env.HOME ? path11.join(env.HOME, ".qwen") : void 0);
-  const file = dir ? path11.join(dir, "settings.json") : void 0;
-  if (!file || !existsSync5(file)) return {};
+  const dir = env.QWEN_HOME || (env.HOME ? path12.join(env.HOME, ".qwen") : void 0);
+  const file = dir ? path12.join(dir, "settings.json") : void 0;
+  if (!file || !existsSync6(file)) return {};
   try {
-    const parsed = JSON.parse(readFileSync3(file, "utf8"));
-    return isObject(parsed) ? parsed : {};
+    const parsed = JSON.parse(readFileSync4(file, "utf8"));
+    return isObject2(parsed) ? parsed : {};
   } catch {
     return {};
   }
 }
 function qwenArgs(input) {
-  const viaStdin = Buffer.byteLength(input.prompt, "utf8") > ARG_LIMIT4;
+  const viaStdin = Buffer.byteLength(input.prompt, "utf8") > ARG_LIMIT3;
   const args = ["-p", viaStdin ? "Follow the instructions above." : input.prompt];
   args.push("--auth-type", "openai", "--yolo", "-o", "stream-json", "-m", input.model || QWEN_DEFAULT_MODEL);
   if (input.systemPrompt) args.push("--append-system-prompt", input.systemPrompt);
@@ -2099,9 +2288,9 @@ var qwenAdapter = {
   name: "qwen",
   invocation(input) {
     const home = qwenHome(input);
-    mkdirSync4(home, { recursive: true });
+    mkdirSync5(home, { recursive: true });
     const settings = mergeJson(runnerSettings2(input.parentEnv), qwenSettings());
-    writeFileSync3(path11.join(home, "settings.json"), `${JSON.stringify(settings, null, 2)}
+    writeFileSync4(path12.join(home, "settings.json"), `${JSON.stringify(settings, null, 2)}
 `);
     const { args, stdin } = qwenArgs(input);
     return {
@@ -2121,11 +2310,11 @@ var qwenAdapter = {
   },
   parser: () => new QwenStreamParser()
 };
-var FORGE_TOOL3 = { write_file: "Write", edit: "Edit", run_shell_command: "Bash", read_file: "Read" };
+var FORGE_TOOL4 = { write_file: "Write", edit: "Edit", run_shell_command: "Bash", read_file: "Read" };
 var QwenStreamParser = class extends StreamJsonParser {
   event(e) {
     const drafts = super.event(e);
-    for (const d of drafts) if (d.kind === "tool_use" && d.tool) d.tool = FORGE_TOOL3[d.tool] ?? d.tool;
+    for (const d of drafts) if (d.kind === "tool_use" && d.tool) d.tool = FORGE_TOOL4[d.tool] ?? d.tool;
     if (e.type === "result" && e.usage && typeof e.usage === "object") {
       const u = e.usage;
       const input = typeof u.input_tokens === "number" ? u.input_tokens : 0;
@@ -2144,6 +2333,7 @@ var ADAPTERS = {
   gemini: geminiAdapter,
   opencode: opencodeAdapter,
   qwen: qwenAdapter,
+  copilot: copilotAdapter,
   command: commandAdapter
 };
 function adapterFor(name) {
@@ -2151,21 +2341,21 @@ function adapterFor(name) {
 }
 
 // src/agent/forge-shim.ts
-import { existsSync as existsSync6 } from "node:fs";
+import { existsSync as existsSync7 } from "node:fs";
 import { chmod as chmod2, mkdir as mkdir3, writeFile as writeFile2 } from "node:fs/promises";
-import path12 from "node:path";
+import path13 from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 function defaultForgeCli() {
   const bin = fileURLToPath2(new URL("../../bin/forge.js", import.meta.url));
   const main = fileURLToPath2(new URL("../../dist/cli/main.js", import.meta.url));
-  return existsSync6(bin) && existsSync6(main) ? { command: process.execPath, args: [bin] } : void 0;
+  return existsSync7(bin) && existsSync7(main) ? { command: process.execPath, args: [bin] } : void 0;
 }
 function shQuote(s) {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 async function writeForgeShim(dir, cli) {
   await mkdir3(dir, { recursive: true });
-  const file = path12.join(dir, "forge");
+  const file = path13.join(dir, "forge");
   await writeFile2(file, `#!/bin/sh
 exec ${[cli.command, ...cli.args].map(shQuote).join(" ")} "$@"
 `, "utf8");
@@ -2178,7 +2368,7 @@ import { randomBytes as randomBytes4 } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import net from "node:net";
 import { tmpdir } from "node:os";
-import path13 from "node:path";
+import path14 from "node:path";
 var HIERARCHY_ENV = {
   socket: "FORGE_HIERARCHY_SOCKET",
   ticket: "FORGE_HIERARCHY_TICKET"
@@ -2188,7 +2378,7 @@ var HierarchyService = class _HierarchyService {
   constructor(dir, server, cap) {
     this.cap = cap;
     this.#dir = dir;
-    this.socketPath = path13.join(dir, "s");
+    this.socketPath = path14.join(dir, "s");
     this.#server = server;
   }
   cap;
@@ -2201,7 +2391,7 @@ var HierarchyService = class _HierarchyService {
    * the job's sub-agent cap (sub-agents.ts), a place taken for every spawn admitted.
    */
   static async start(cap) {
-    const dir = await mkdtemp(path13.join(tmpdir(), "forge-h-"));
+    const dir = await mkdtemp(path14.join(tmpdir(), "forge-h-"));
     const server = net.createServer();
     const service = new _HierarchyService(dir, server, cap);
     server.on("connection", (socket) => service.#serve(socket));
@@ -2362,7 +2552,7 @@ async function prepare(sc) {
   const reports = { ...defaultReportPaths(sc.sessionDir), ...options.reports };
   const allowedTools = (options.allowedTools ?? allowedToolsFor(options.agentType, options.adapter)).filter((t) => !FORBIDDEN_TOOLS.has(t));
   const forgeEnv = await agentForgeEnv(sc, reports, allowedTools, admitted);
-  const shimDir = forgeEnv.FORGE_CLI ? path14.dirname(forgeEnv.FORGE_CLI) : void 0;
+  const shimDir = forgeEnv.FORGE_CLI ? path15.dirname(forgeEnv.FORGE_CLI) : void 0;
   const adapter = adapterFor(options.adapter);
   let invocation;
   try {
@@ -2386,7 +2576,7 @@ async function prepare(sc) {
   } catch (err) {
     return { done: await finish(sc, 1, { error: { code: "bad_options", message: err.message } }) };
   }
-  if (shimDir) invocation.env.PATH = [shimDir, invocation.env.PATH ?? ""].filter(Boolean).join(path14.delimiter);
+  if (shimDir) invocation.env.PATH = [shimDir, invocation.env.PATH ?? ""].filter(Boolean).join(path15.delimiter);
   const deadline = options.deadline ?? sc.started.getTime() + (options.timeoutMs ?? 30 * 6e4);
   emit(sc, {
     kind: "start",
@@ -2471,8 +2661,8 @@ async function startService(sc, child) {
 }
 async function agentForgeEnv(sc, reports, allowedTools, child) {
   const { options, sessionDir, depthCheck } = sc;
-  const promptFile = path14.join(sessionDir, "prompt.md");
-  const systemPromptFile = path14.join(sessionDir, "system-prompt.md");
+  const promptFile = path15.join(sessionDir, "prompt.md");
+  const systemPromptFile = path15.join(sessionDir, "system-prompt.md");
   await writeFile3(promptFile, sc.masker.mask(options.prompt), "utf8");
   if (options.systemPrompt) await writeFile3(systemPromptFile, sc.masker.mask(options.systemPrompt), "utf8");
   const forgeEnv = {
@@ -2510,43 +2700,46 @@ async function agentForgeEnv(sc, reports, allowedTools, child) {
   }
   if (options.maxTurns !== void 0) forgeEnv.FORGE_MAX_TURNS = String(options.maxTurns);
   const cli = options.forgeCli === false ? void 0 : typeof options.forgeCli === "string" ? { command: process.execPath, args: [options.forgeCli] } : options.forgeCli ?? defaultForgeCli();
-  if (cli) forgeEnv.FORGE_CLI = await writeForgeShim(path14.join(sessionDir, ".bin"), cli);
+  if (cli) forgeEnv.FORGE_CLI = await writeForgeShim(path15.join(sessionDir, ".bin"), cli);
   return forgeEnv;
 }
 
 // src/agent/spawn/run.ts
-import { mkdirSync as mkdirSync5 } from "node:fs";
+import { mkdirSync as mkdirSync6 } from "node:fs";
 import { stat as stat3 } from "node:fs/promises";
-import path16 from "node:path";
+import path17 from "node:path";
 
 // src/agent/agent-sessions.ts
 import { mkdir as mkdir4, readdir as readdir2, writeFile as writeFile4 } from "node:fs/promises";
-import path15 from "node:path";
+import path16 from "node:path";
 var AGENT_SESSION_DIR = "agent-session";
 var MAX_CARRIED_SESSION_BYTES = 8e6;
 var SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 function claudeConfigDir(env) {
-  return env.CLAUDE_CONFIG_DIR || (env.HOME ? path15.join(env.HOME, ".claude") : void 0);
+  return env.CLAUDE_CONFIG_DIR || (env.HOME ? path16.join(env.HOME, ".claude") : void 0);
 }
 function codexHome(env) {
-  return env.CODEX_HOME || (env.HOME ? path15.join(env.HOME, ".codex") : void 0);
+  return env.CODEX_HOME || (env.HOME ? path16.join(env.HOME, ".codex") : void 0);
 }
 function geminiDir(env) {
   const home = env.GEMINI_CLI_HOME || env.HOME;
-  return home ? path15.join(home, ".gemini") : void 0;
+  return home ? path16.join(home, ".gemini") : void 0;
 }
-var geminiProjectDir = (cwd) => (path15.basename(cwd) || "project").toLowerCase().replace(/[^a-z0-9]/g, "-").replace(/-+/g, "-").replace(/^-|-$/g, "") || "project";
+function copilotDir(env) {
+  return env.COPILOT_HOME || (env.HOME ? path16.join(env.HOME, ".copilot") : void 0);
+}
+var geminiProjectDir = (cwd) => (path16.basename(cwd) || "project").toLowerCase().replace(/[^a-z0-9]/g, "-").replace(/-+/g, "-").replace(/^-|-$/g, "") || "project";
 function qwenDir(env) {
-  return env.QWEN_HOME || (env.HOME ? path15.join(env.HOME, ".qwen") : void 0);
+  return env.QWEN_HOME || (env.HOME ? path16.join(env.HOME, ".qwen") : void 0);
 }
 var claudeProjectDir = (cwd) => cwd.replace(/[^A-Za-z0-9]/g, "-");
 async function findFile(dir, match, depth) {
   const entries = await readdir2(dir, { withFileTypes: true }).catch(() => []);
-  for (const e of entries) if (e.isFile() && match(e.name)) return path15.join(dir, e.name);
+  for (const e of entries) if (e.isFile() && match(e.name)) return path16.join(dir, e.name);
   if (depth <= 0) return void 0;
   for (const e of entries) {
     if (!e.isDirectory()) continue;
-    const found = await findFile(path15.join(dir, e.name), match, depth - 1);
+    const found = await findFile(path16.join(dir, e.name), match, depth - 1);
     if (found) return found;
   }
   return void 0;
@@ -2555,32 +2748,36 @@ async function sessionFileOf(adapter, env, id) {
   if (!SAFE_ID.test(id)) return void 0;
   if (adapter === "claude") {
     const dir = claudeConfigDir(env);
-    return dir ? findFile(path15.join(dir, "projects"), (n) => n === `${id}.jsonl`, 1) : void 0;
+    return dir ? findFile(path16.join(dir, "projects"), (n) => n === `${id}.jsonl`, 1) : void 0;
   }
   if (adapter === "codex") {
     const dir = codexHome(env);
-    return dir ? findFile(path15.join(dir, "sessions"), (n) => n.startsWith("rollout-") && n.endsWith(`-${id}.jsonl`), 4) : void 0;
+    return dir ? findFile(path16.join(dir, "sessions"), (n) => n.startsWith("rollout-") && n.endsWith(`-${id}.jsonl`), 4) : void 0;
   }
   if (adapter === "gemini") {
     const dir = geminiDir(env);
     const short = id.slice(0, 8);
-    return dir ? findFile(path15.join(dir, "tmp"), (n) => n.startsWith("session-") && n.endsWith(`-${short}.jsonl`), 2) : void 0;
+    return dir ? findFile(path16.join(dir, "tmp"), (n) => n.startsWith("session-") && n.endsWith(`-${short}.jsonl`), 2) : void 0;
   }
   if (adapter === "qwen") {
     const dir = qwenDir(env);
-    return dir ? findFile(path15.join(dir, "projects"), (n) => n === `${id}.jsonl`, 2) : void 0;
+    return dir ? findFile(path16.join(dir, "projects"), (n) => n === `${id}.jsonl`, 2) : void 0;
+  }
+  if (adapter === "copilot") {
+    const dir = copilotDir(env);
+    return dir ? findFile(path16.join(dir, "session-state", id), (n) => n === "events.jsonl", 0) : void 0;
   }
   return void 0;
 }
 async function carrySession(adapter, env, id, sessionDir, masker) {
   const file = await sessionFileOf(adapter, env, id);
   if (!file) return { why: "the CLI left no conversation file" };
-  const buf = await readAgentFile(path15.dirname(file), file, { maxBytes: MAX_CARRIED_SESSION_BYTES }).catch((e) => e);
+  const buf = await readAgentFile(path16.dirname(file), file, { maxBytes: MAX_CARRIED_SESSION_BYTES }).catch((e) => e);
   if (buf instanceof Error) return { why: `its conversation was not carried: ${buf.message}` };
   if (!buf) return { why: "its conversation file could not be read" };
-  const name = adapter === "gemini" ? `session-${id}.jsonl` : path15.basename(file);
-  const dest = path15.join(sessionDir, AGENT_SESSION_DIR, `${adapter}-${name}`);
-  await mkdir4(path15.dirname(dest), { recursive: true });
+  const name = adapter === "gemini" ? `session-${id}.jsonl` : adapter === "copilot" ? `${id}.jsonl` : path16.basename(file);
+  const dest = path16.join(sessionDir, AGENT_SESSION_DIR, `${adapter}-${name}`);
+  await mkdir4(path16.dirname(dest), { recursive: true });
   await writeFile4(dest, scrubSession(buf.toString("utf8"), masker));
   return { file: dest };
 }
@@ -2603,21 +2800,24 @@ async function restoreSession(adapter, carried, carriedName, env, cwd, id) {
   let dest;
   if (adapter === "claude") {
     const dir = claudeConfigDir(env);
-    if (dir) dest = path15.join(dir, "projects", claudeProjectDir(cwd), `${id}.jsonl`);
+    if (dir) dest = path16.join(dir, "projects", claudeProjectDir(cwd), `${id}.jsonl`);
   } else if (adapter === "codex") {
     const dir = codexHome(env);
     const name = carriedName.replace(/^codex-/, "");
     const date = /^rollout-(\d{4})-(\d{2})-(\d{2})T/.exec(name);
-    if (dir && date && name.endsWith(`-${id}.jsonl`)) dest = path15.join(dir, "sessions", date[1], date[2], date[3], name);
+    if (dir && date && name.endsWith(`-${id}.jsonl`)) dest = path16.join(dir, "sessions", date[1], date[2], date[3], name);
   } else if (adapter === "gemini") {
     const dir = geminiDir(env);
-    if (dir) dest = path15.join(dir, "tmp", geminiProjectDir(cwd), "chats", `session-${id}.jsonl`);
+    if (dir) dest = path16.join(dir, "tmp", geminiProjectDir(cwd), "chats", `session-${id}.jsonl`);
   } else if (adapter === "qwen") {
     const dir = qwenDir(env);
-    if (dir) dest = path15.join(dir, "projects", claudeProjectDir(cwd), "chats", `${id}.jsonl`);
+    if (dir) dest = path16.join(dir, "projects", claudeProjectDir(cwd), "chats", `${id}.jsonl`);
+  } else if (adapter === "copilot") {
+    const dir = copilotDir(env);
+    if (dir) dest = path16.join(dir, "session-state", id, "events.jsonl");
   }
   if (!dest) return void 0;
-  await mkdir4(path15.dirname(dest), { recursive: true });
+  await mkdir4(path16.dirname(dest), { recursive: true });
   await writeFile4(dest, carried);
   return dest;
 }
@@ -2752,7 +2952,7 @@ async function runAgentOnce(sc, p) {
       })
     };
   }
-  const parser = p.adapter.parser();
+  const parser = p.adapter.parser(p.invocation);
   const stderrTail = [];
   const runStart = Date.now();
   const isolated = asIsolated(sc, p);
@@ -2796,6 +2996,7 @@ async function runAgentOnce(sc, p) {
   });
   if (isolated) await endIsolated(sc, isolated);
   const parsed = parser.finish(outcome.code);
+  for (const d of parser.afterExit?.() ?? []) emit(sc, d);
   if (parsed.sessionId && options.adapter !== "command") {
     const carried = await carrySession(options.adapter, env, parsed.sessionId, sc.sessionDir, sc.masker).catch((e) => ({
       why: e.message
@@ -2816,10 +3017,10 @@ async function runAgentOnce(sc, p) {
 function asIsolated(sc, p) {
   const user = sc.options.runAs;
   if (!user || process.getuid?.() === user.uid) return void 0;
-  const home = path16.join(sc.sessionDir, "home");
-  const tmp = path16.join(sc.sessionDir, "tmp");
-  mkdirSync5(home, { recursive: true });
-  mkdirSync5(tmp, { recursive: true });
+  const home = path17.join(sc.sessionDir, "home");
+  const tmp = path17.join(sc.sessionDir, "tmp");
+  mkdirSync6(home, { recursive: true });
+  mkdirSync6(tmp, { recursive: true });
   const env = {
     ...p.invocation.env,
     HOME: p.invocation.env.HOME && p.invocation.env.HOME !== process.env.HOME ? p.invocation.env.HOME : home,
@@ -2831,8 +3032,8 @@ function asIsolated(sc, p) {
   const dirs = [
     p.cwd,
     sc.sessionDir,
-    ...Object.values(p.reports).map((f) => path16.dirname(f)),
-    ...socket ? [path16.dirname(socket)] : [],
+    ...Object.values(p.reports).map((f) => path17.dirname(f)),
+    ...socket ? [path17.dirname(socket)] : [],
     ...env.HOME !== home ? [env.HOME] : []
   ];
   return { user, ...asAgentUser(user, p.invocation.command, p.invocation.args, env), env, dirs };
@@ -2854,7 +3055,7 @@ async function restoreCarried(sc, p, env) {
   const { resumeSession, resumeFile, adapter } = sc.options;
   if (!resumeSession || !resumeFile) return;
   const buf = await readAgentFile(resumeFile.root, resumeFile.path, { maxBytes: MAX_CARRIED_SESSION_BYTES }).catch(() => void 0);
-  const dest = buf ? await restoreSession(adapter, buf, path16.basename(resumeFile.path), env, p.cwd, resumeSession).catch(() => void 0) : void 0;
+  const dest = buf ? await restoreSession(adapter, buf, path17.basename(resumeFile.path), env, p.cwd, resumeSession).catch(() => void 0) : void 0;
   emit(sc, {
     kind: "system",
     summary: dest ? `resuming session ${resumeSession} from its carried conversation` : `resuming session ${resumeSession}: no carried conversation restored`
@@ -3019,8 +3220,8 @@ async function finishSubWorktree(wt, message, merge) {
 }
 
 // src/core/plan/load.ts
-import { readFileSync as readFileSync4, readdirSync as readdirSync2, statSync } from "node:fs";
-import path17 from "node:path";
+import { readFileSync as readFileSync5, readdirSync as readdirSync2, statSync } from "node:fs";
+import path18 from "node:path";
 var PlanNotFoundError = class extends Error {
   constructor(planDir, message) {
     super(message);
@@ -3033,7 +3234,7 @@ async function loadPlan(planDir) {
   return parsePlan(await readPlanSource(planDir));
 }
 async function readPlanSource(planDir) {
-  const dir = path17.resolve(planDir);
+  const dir = path18.resolve(planDir);
   const info = statSync(dir, { throwIfNoEntry: false });
   if (!info) throw new PlanNotFoundError(planDir, `plan folder ${planDir} does not exist`);
   if (!info.isDirectory()) throw new PlanNotFoundError(planDir, `${planDir} is not a folder`);
@@ -3042,7 +3243,7 @@ async function readPlanSource(planDir) {
   const unreadable = [];
   const read = (rel) => {
     try {
-      files.set(rel, readFileSync4(path17.join(dir, rel), "utf8"));
+      files.set(rel, readFileSync5(path18.join(dir, rel), "utf8"));
     } catch (err) {
       const e = err;
       unreadable.push({ file: rel, message: `cannot be read: ${e.code ?? e.message}` });
@@ -3052,7 +3253,7 @@ async function readPlanSource(planDir) {
     if (top.isFile() && (top.name === "plan.md" || top.name === "dag.json")) read(top.name);
     else if (top.isDirectory() && (top.name === "tasks" || top.name === "overlays")) {
       dirs.add(top.name);
-      for (const entry of listDir(path17.join(dir, top.name), top.name, unreadable)) {
+      for (const entry of listDir(path18.join(dir, top.name), top.name, unreadable)) {
         const rel = `${top.name}/${entry.name}`;
         if (entry.isDirectory()) dirs.add(rel);
         else if (entry.name.endsWith(".md")) read(rel);
@@ -3062,17 +3263,17 @@ async function readPlanSource(planDir) {
       dirs.add("specs");
       let entries = [];
       try {
-        entries = readdirSync2(path17.join(dir, "specs"), { recursive: true, encoding: "utf8" });
+        entries = readdirSync2(path18.join(dir, "specs"), { recursive: true, encoding: "utf8" });
       } catch (err) {
         unreadable.push({ file: "specs/", message: `cannot be read: ${err.code ?? String(err)}` });
       }
       for (const rel of entries.sort()) {
-        if (statSync(path17.join(dir, "specs", rel), { throwIfNoEntry: false })?.isFile())
-          files.set(`specs/${rel.split(path17.sep).join("/")}`, "");
+        if (statSync(path18.join(dir, "specs", rel), { throwIfNoEntry: false })?.isFile())
+          files.set(`specs/${rel.split(path18.sep).join("/")}`, "");
       }
     }
   }
-  return { planId: path17.basename(dir), files, dirs, unreadable };
+  return { planId: path18.basename(dir), files, dirs, unreadable };
 }
 function listDir(dir, rel, unreadable) {
   try {
