@@ -1,11 +1,13 @@
 /**
- * Events the local GitHub now sends that the Forge App does not act on yet — sub-issues, issue
- * dependencies and the auto-merge actions of `pull_request` — reach a real Probot with the App
- * loaded and are ignored: no error, no write to GitHub. (The merge queue's `merge_group` and
- * `pull_request` enqueued / dequeued are acted on: test/app/merge-queue.e2e.test.ts.)
+ * Events the local GitHub sends that the Forge App does not act on — the auto-merge actions of
+ * `pull_request` — reach a real Probot with the App loaded and are ignored: no error, no write to
+ * GitHub. Sub-issues and issue dependencies are read against the runs that show on issues
+ * (src/app/issue-events.ts): with none, nothing is written. (The merge queue's `merge_group` and
+ * `pull_request` enqueued / dequeued are acted on: test/app/merge-queue.e2e.test.ts; the tree's
+ * changes on a running run's issues: test/app/issue-tree.e2e.test.ts.)
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { GitHubMock, installation, repository, startApp, user } from "./fixtures.js";
+import { GitHubMock, installation, R, repository, startApp, user } from "./fixtures.js";
 
 let gh: GitHubMock;
 beforeEach(() => {
@@ -18,6 +20,10 @@ const issue = (number: number) => ({ id: 9000 + number, number, title: `#${numbe
 describe("events the App ignores", () => {
   it("sub_issues, issue_dependencies and pull_request auto_merge_* are received without error or writes", async () => {
     const app = await startApp();
+    // The tree's events look for the runs that show on issues: there are none.
+    gh.app();
+    gh.token();
+    gh.reply(`GET ${R}/git/matching-refs/heads/forge/`, 200, []);
     const base = { repository: repository(), installation, sender: user("alice") };
     const pull = {
       number: 5,
@@ -36,6 +42,8 @@ describe("events the App ignores", () => {
       await expect(
         app.probot.receive({ id: `d-${name}-${String(payload.action)}`, name, payload: { ...base, ...payload } } as never),
       ).resolves.toBeUndefined();
-    expect(gh.calls.filter((c) => !/^GET /.test(c.route))).toEqual([]);
+    // An installation token is no write to the repository.
+    expect(gh.calls.filter((c) => !/^GET /.test(c.route) && !c.route.endsWith("/access_tokens"))).toEqual([]);
+    gh.verify();
   });
 });
