@@ -296,7 +296,8 @@ function priceUsage(usage, prices) {
 // src/agent/model-proxy.ts
 var MODEL_ENDPOINTS = {
   anthropic: ["POST /v1/messages", "POST /v1/messages/count_tokens"],
-  openai: ["POST /responses", "POST /responses/compact", "POST /chat/completions", "GET /models"],
+  openai: ["POST /responses", "POST /responses/compact", "GET /models"],
+  chat: ["POST /chat/completions", "GET /models"],
   gemini: [
     "POST /v1beta/models/{model}:streamGenerateContent",
     "POST /v1beta/models/{model}:generateContent",
@@ -496,7 +497,8 @@ async function agentAccess(o) {
   } else if (o.adapter === "codex" || o.adapter === "opencode" || o.adapter === "qwen") {
     const key = o.openaiApiKey || o.env.OPENAI_API_KEY;
     if (key) {
-      proxy = await startModelProxy({ upstream: o.env.OPENAI_BASE_URL || "https://api.openai.com/v1", key, api: "openai" });
+      const api = o.adapter === "codex" ? "openai" : "chat";
+      proxy = await startModelProxy({ upstream: o.env.OPENAI_BASE_URL || "https://api.openai.com/v1", key, api });
       extraEnv.OPENAI_BASE_URL = proxy.url;
       keyName = "OPENAI_API_KEY";
     }

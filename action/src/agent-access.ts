@@ -49,10 +49,11 @@ export async function agentAccess(o: {
       keyName = "ANTHROPIC_API_KEY";
     }
   } else if (o.adapter === "codex" || o.adapter === "opencode" || o.adapter === "qwen") {
-    // Codex speaks the Responses API; opencode and Qwen Code speak Chat Completions: both through the OpenAI proxy.
+    // Codex speaks the Responses API; opencode and Qwen Code speak Chat Completions: each gets only its own API's endpoints.
     const key = o.openaiApiKey || o.env.OPENAI_API_KEY;
     if (key) {
-      proxy = await startModelProxy({ upstream: o.env.OPENAI_BASE_URL || "https://api.openai.com/v1", key, api: "openai" });
+      const api = o.adapter === "codex" ? "openai" : "chat";
+      proxy = await startModelProxy({ upstream: o.env.OPENAI_BASE_URL || "https://api.openai.com/v1", key, api });
       extraEnv.OPENAI_BASE_URL = proxy.url;
       keyName = "OPENAI_API_KEY";
     }

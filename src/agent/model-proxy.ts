@@ -17,20 +17,22 @@ import type { Transform } from "node:stream";
 import { AnswerUsage, emptyUsage, type ModelUsage } from "./model-usage.js";
 
 /** Which model API is behind the proxy: it decides the endpoints allowed and the shape of the proxy's own errors. */
-export type ModelApi = "anthropic" | "openai" | "gemini";
+export type ModelApi = "anthropic" | "openai" | "chat" | "gemini";
 
 /**
  * The endpoints a session needs, relative to the base URL the agent is given (`METHOD path`, the
  * path compared exactly, undecoded, without its query). Anthropic: Claude Code's Messages calls and
- * token counts. OpenAI (base `…/v1`): Codex's Responses calls, remote compaction and model list, and
- * the Chat Completions calls of opencode and Qwen Code.
+ * token counts. OpenAI (base `…/v1`): Codex's Responses calls, remote compaction and model list;
+ * `chat`, the same base: the Chat Completions calls and model list of opencode and Qwen Code (each
+ * agent gets only its own API's endpoints).
  * Gemini: Gemini CLI's calls of one model (`{model}`: a letter or digit, then those, `.`, `_`, `-`), streamed or
  * not, and token counts. Batches, files, admin and every other path are refused here: they would spend (or reach data)
  * outside what the proxy meters.
  */
 export const MODEL_ENDPOINTS: Record<ModelApi, readonly string[]> = {
   anthropic: ["POST /v1/messages", "POST /v1/messages/count_tokens"],
-  openai: ["POST /responses", "POST /responses/compact", "POST /chat/completions", "GET /models"],
+  openai: ["POST /responses", "POST /responses/compact", "GET /models"],
+  chat: ["POST /chat/completions", "GET /models"],
   gemini: [
     "POST /v1beta/models/{model}:streamGenerateContent",
     "POST /v1beta/models/{model}:generateContent",

@@ -55,7 +55,7 @@ async function upstream(encode: "accepted" | "always" | "zstd" = "accepted"): Pr
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
 }
 
-async function proxyTo(url: string, api: "anthropic" | "openai" = "anthropic"): Promise<ModelProxy> {
+async function proxyTo(url: string, api: "anthropic" | "openai" | "chat" = "anthropic"): Promise<ModelProxy> {
   const proxy = await startModelProxy({ upstream: url, key: KEY, api });
   closers.push(() => proxy.close());
   return proxy;
@@ -142,6 +142,22 @@ describe("the model proxy forwards only the endpoints a session needs", () => {
     expect((await fetch(`${proxy.url}/responses`, { method: "POST", headers: auth, body: "{}" })).status).toBe(200);
     expect((await fetch(`${proxy.url}/models`, { headers: auth })).status).toBe(200);
     expect(up.seen.map((s) => `${s.method} ${s.path}`)).toEqual(["POST /v1/responses", "GET /v1/models"]);
+  });
+});
+
+describe("the model proxy for opencode and Qwen Code", () => {
+  it("serves Chat Completions and the model list only: Codex's Responses API is refused too", async () => {
+    const up = await upstream();
+    const proxy = await proxyTo(`${up.url}/v1`, "chat");
+    const auth = { authorization: `Bearer ${proxy.openSession().token}` };
+    for (const p of ["/responses", "/responses/compact", "/batches", "/completions", "/v1/chat/completions"]) {
+      const r = await fetch(`${proxy.url}${p}`, { method: "POST", headers: auth, body: "{}" });
+      expect({ p, status: r.status }).toEqual({ p, status: 404 });
+      expect((await r.json()) as unknown).toMatchObject({ error: { type: "not_found_error" } });
+    }
+    expect(up.seen).toEqual([]);
+    expect((await fetch(`${proxy.url}/chat/completions`, { method: "POST", headers: auth, body: "{}" })).status).toBe(200);
+    expect(up.seen.map((s) => `${s.method} ${s.path}`)).toEqual(["POST /v1/chat/completions"]);
   });
 });
 
