@@ -42,6 +42,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/agent/walkthrough.test.ts",
     "test/app/leases.test.ts",
     "test/app/branch-checkpoint.test.ts",
+    "test/app/silent-checkpoints.test.ts",
     "test/app/change-request-input.test.ts",
     "test/app/linear-prepare.test.ts",
     "test/app/tracker.test.ts",
