@@ -23,11 +23,11 @@ import { attemptRef } from "../task-rules.js";
 export interface ResumeEvidence {
   /** How it ended, as the retry policy classes it. */
   cls: ResumeClass;
-  /** Its runner's last checkpoint, as result.json carried it. */
+  /** Its runner's last checkpoint, as result.json carried it (or its branch head, when it left no result). */
   checkpoint?: Checkpoint | undefined;
   /** result.json carried something that is not a checkpoint. */
   checkpointProblem?: string | undefined;
-  /** Its record commit: the head the next attempt continues from. */
+  /** Its record commit (or the checkpoint commit at its branch head): the head the next attempt continues from. */
   recordSha?: string | undefined;
   /** The record commit's parent as GitHub reported it: the work the checkpoint must name. */
   pushedSha?: string | undefined;
