@@ -82,7 +82,8 @@ export async function lookAtFinalPr(ctx: AppContext, rt: RepoRuntime, runId: str
   const loaded = await rt.engine.state(runId);
   if (!loaded) return undefined;
   const { journal, config, facts } = loaded.state;
-  if (journal.status !== "completed" || !config.final_pr.auto_merge || facts.finalPr === undefined || facts.finalAutoMerge) return undefined;
+  if (journal.status !== "completed" || !config.final_pr.auto_merge || facts.finalPr === undefined || facts.finalAutoMerge)
+    return undefined;
   const now = ctx.now();
   if (!(now - Date.parse(journal.completedAt ?? "") < FINAL_PR_WATCH_MS)) return undefined;
   const planned = looks.get(rt) ?? new Map<string, { next: number; gap: number }>();
