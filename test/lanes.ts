@@ -180,6 +180,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/agent/stages-tiers.test.ts",
     "test/agent/stages-notes.test.ts",
     "test/agent/tiers-real.test.ts",
+    "test/agent/real/*.test.ts",
     "test/agent/squash.test.ts",
     "test/agent/sub-worktree.test.ts",
     "test/cli/bad-args.test.ts",

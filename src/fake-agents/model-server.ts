@@ -25,6 +25,8 @@ export interface ScriptedTurn {
   toolCalls?: ScriptedToolCall[];
   /** Defaults to "tool_use" when there are tool calls, else "end_turn". */
   stopReason?: "end_turn" | "tool_use" | "max_tokens" | "stop_sequence";
+  /** Streamed: send `message_start` and the first block's start, then nothing more (the connection stays open): a model that stalls. */
+  stall?: boolean;
 }
 
 /** Claude Code's tool calls, for writing scripts (paths must be absolute). */
@@ -335,8 +337,9 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
       record.tokens = { input: inputTokens, output: outputTokensOf(turn, !!body.stream) };
       if (body.stream) {
         sseHead(res, { "request-id": newId("req") });
-        writeSse(res, sseEvents(turn, model, inputTokens, chunkSize));
-        res.end();
+        const events = sseEvents(turn, model, inputTokens, chunkSize);
+        writeSse(res, turn.stall ? events.slice(0, 2) : events);
+        if (!turn.stall) res.end();
       } else {
         res.writeHead(200, { "content-type": "application/json", "request-id": newId("req") });
         res.end(JSON.stringify(messageBody(turn, model, inputTokens)));
