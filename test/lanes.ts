@@ -36,6 +36,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/agent/adapters.test.ts",
     "test/agent/agent-sessions.test.ts",
     "test/agent/copilot.test.ts",
+    "test/agent/qwen.test.ts",
     "test/agent/prompts.test.ts",
     "test/agent/rate-limit.test.ts",
     "test/agent/secrets.test.ts",

@@ -117,6 +117,48 @@ describe("Copilot CLI's invocation", () => {
     });
     expect(inv.command).toBe("/opt/copilot");
     expect(inv.env.COPILOT_OFFLINE).toBeUndefined();
+    expect(Object.keys(inv.env).filter((k) => k.startsWith("FORGE_COPILOT_"))).toEqual([]);
+  });
+
+  it("copies the provider to FORGE_COPILOT_* for its shell, where a `forge spawn` session takes it back", () => {
+    const provider = {
+      COPILOT_PROVIDER_TYPE: "anthropic",
+      COPILOT_PROVIDER_BASE_URL: "http://127.0.0.1:9/",
+      COPILOT_PROVIDER_API_KEY: "session-token",
+    };
+    const base = { prompt: "p", allowedTools: [], passEnv: [], extraEnv: {} };
+    const parent = copilotAdapter.invocation({
+      ...base,
+      cwd: mkdtempSync(path.join(tmpdir(), "forge-copilot-unit-")),
+      parentEnv: provider,
+      forgeEnv: {},
+    });
+    expect(parent.env).toMatchObject({
+      ...provider,
+      COPILOT_OFFLINE: "true",
+      FORGE_COPILOT_PROVIDER_TYPE: "anthropic",
+      FORGE_COPILOT_PROVIDER_BASE_URL: "http://127.0.0.1:9/",
+      FORGE_COPILOT_PROVIDER_API_KEY: "session-token",
+      FORGE_COPILOT_OFFLINE: "true",
+    });
+    // The CLI's shell keeps FORGE_* and drops COPILOT_PROVIDER_* and COPILOT_OFFLINE (1.0.102).
+    const shell = Object.fromEntries(Object.entries(parent.env).filter(([k]) => !/^COPILOT_(PROVIDER_|OFFLINE)/.test(k)));
+    const child = copilotAdapter.invocation({
+      ...base,
+      cwd: mkdtempSync(path.join(tmpdir(), "forge-copilot-unit-")),
+      parentEnv: shell,
+      forgeEnv: {},
+    });
+    expect(child.env).toMatchObject({ ...provider, COPILOT_OFFLINE: "true", FORGE_COPILOT_PROVIDER_API_KEY: "session-token" });
+    // A provider of the session's own wins over a copy in the environment it was started from.
+    const own = copilotAdapter.invocation({
+      ...base,
+      cwd: mkdtempSync(path.join(tmpdir(), "forge-copilot-unit-")),
+      parentEnv: { ...shell, COPILOT_PROVIDER_BASE_URL: "http://127.0.0.1:10/" },
+      forgeEnv: {},
+    });
+    expect(own.env.COPILOT_PROVIDER_BASE_URL).toBe("http://127.0.0.1:10/");
+    expect(own.env.COPILOT_PROVIDER_API_KEY).toBeUndefined();
   });
 });
 

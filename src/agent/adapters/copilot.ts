@@ -116,10 +116,34 @@ export const copilotAdapter: Adapter = {
     };
     // A provider of one's own (the job's model proxy): nothing else of GitHub's is reached.
     if (env.COPILOT_PROVIDER_BASE_URL && env.COPILOT_OFFLINE === undefined) env.COPILOT_OFFLINE = "true";
-    return { command: input.binary ?? "copilot", args: copilotArgs(input), env, stdin: input.prompt };
+    return {
+      command: input.binary ?? "copilot",
+      args: copilotArgs(input),
+      env: withShellProvider(env, input.parentEnv),
+      stdin: input.prompt,
+    };
   },
   parser: (invocation?: Invocation) => new CopilotJsonParser(usageFileOf(invocation)),
 };
+
+/** The variables of the session's provider, which Copilot CLI keeps out of its shell tool's environment. */
+const PROVIDER_VAR = /^COPILOT_(?:PROVIDER_[A-Z_]+|OFFLINE)$/;
+
+/**
+ * Copilot CLI leaves its provider's variables (COPILOT_PROVIDER_*, COPILOT_OFFLINE) out of the
+ * environment of the commands its shell tool runs: a `forge spawn` there would start its Copilot
+ * sub-agent with no provider (and the CLI would ask for a GitHub sign-in). So the session gets them
+ * twice, the copy named `FORGE_<name>`, which the shell keeps; a session started from that shell (no
+ * COPILOT_PROVIDER_* of its own) takes its provider from the copy.
+ */
+export function withShellProvider(env: Record<string, string>, parentEnv: NodeJS.ProcessEnv): Record<string, string> {
+  const out = { ...env };
+  if (!Object.keys(out).some((k) => PROVIDER_VAR.test(k)))
+    for (const [k, v] of Object.entries(parentEnv))
+      if (v !== undefined && k.startsWith("FORGE_") && PROVIDER_VAR.test(k.slice(6)) && out[k.slice(6)] === undefined) out[k.slice(6)] = v;
+  for (const [k, v] of Object.entries(out)) if (PROVIDER_VAR.test(k)) out[`FORGE_${k}`] = v;
+  return out;
+}
 
 function usageFileOf(invocation: Invocation | undefined): string | undefined {
   const i = invocation?.args.indexOf("--usage-output-file") ?? -1;

@@ -2,7 +2,7 @@
 // as Forge runs it: a type-2 agent runs `forge spawn` from its shell and a type-1 sub-agent of the
 // same CLI works one trace deeper (a type-2 one is refused); a model that stops streaming is caught
 // by the idle limit, the file already written kept; the wall clock stops a session whatever it does.
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
@@ -70,8 +70,10 @@ describe.each(ROWS)("$adapter with the real CLI: sub-agents, stalls, time limits
       });
       timed(row, "spawn", performance.now() - t0);
       expect(r.exitCode, transcriptOf(r).slice(-3000)).toBe(0);
-      expect(readFileSync(childFile, "utf8")).toBe("written by the sub-agent\n");
       const result = JSON.parse(readFileSync(path.join(sessionDir, "child.json"), "utf8")) as Record<string, unknown>;
+      const childTranscript = () => readFileSync(path.join(String(result.session_dir), "transcript.log"), "utf8").slice(-3000);
+      expect(existsSync(childFile), `${JSON.stringify(result)}\n${childTranscript()}`).toBe(true);
+      expect(readFileSync(childFile, "utf8")).toBe("written by the sub-agent\n");
       expect(result).toMatchObject({
         status: "success",
         exit_code: 0,
