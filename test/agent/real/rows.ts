@@ -94,7 +94,8 @@ const codex: Row = {
     testMs: 60_000,
   },
   usage: {
-    errors: [{ status: 429, count: 100, message: OPENAI_QUOTA }],
+    // The API says why in its code: Codex prints "Quota exceeded." for insufficient_quota.
+    errors: [{ status: 429, count: 100, code: "insufficient_quota", message: OPENAI_QUOTA }],
     statuses: [429],
     message: /^usage_limit until/,
     reset: anHour,
