@@ -1,5 +1,5 @@
 // The Codex adapter end to end with a fake `codex` executable on PATH, and its argv. The real CLI,
-// offline against a scripted Responses-API server, is in codex-real.test.ts.
+// offline against a scripted Responses-API server, is in test/agent/real/ (its row).
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";

@@ -1,6 +1,6 @@
 // The Copilot CLI adapter in memory: its command line, its tools, its environment, its JSON stream,
 // its usage file. The JSON lines are as the real `copilot` 1.0.102 printed them (offline, against the
-// scripted model server; test/agent/copilot-real.test.ts runs the binary itself).
+// scripted model server; test/agent/real/ (its row) runs the binary itself).
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";

@@ -1,6 +1,6 @@
 // The Gemini CLI adapter without the CLI: its command line, the session's CLI home (settings over
 // the runner's, the system prompt as GEMINI.md, the tools of the agent's kind) and its stream-json
-// read into progress and an outcome. test/agent/gemini-real.test.ts runs the real CLI.
+// read into progress and an outcome. test/agent/real/ (its row) runs the real CLI.
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";

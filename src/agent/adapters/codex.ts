@@ -1,6 +1,6 @@
 /**
  * Codex CLI, non-interactive (checked against the real `codex exec` 0.169.0, offline, in
- * test/agent/codex-real.test.ts):
+ * test/agent/real/, its row):
  *
  *   codex exec --json --skip-git-repo-check --cd <cwd> -c allow_login_shell=false
  *              --sandbox workspace-write

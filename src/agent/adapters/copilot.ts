@@ -1,6 +1,6 @@
 /**
  * GitHub Copilot CLI, headless, bring-your-own-key (checked against the real `copilot` 1.0.102,
- * offline, in test/agent/copilot-real.test.ts):
+ * offline, in test/agent/real/, its row):
  *
  *   copilot --output-format json --allow-all-tools --available-tools=<tools> --model <model>
  *           --no-ask-user --no-auto-update --disable-client-telemetry --no-color

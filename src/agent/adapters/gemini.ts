@@ -1,6 +1,6 @@
 /**
  * Gemini CLI, headless (checked against the real `gemini` 0.61.0, offline, in
- * test/agent/gemini-real.test.ts):
+ * test/agent/real/, its row):
  *
  *   gemini -p <prompt> --approval-mode yolo --skip-trust -o stream-json -m <model> [-r <session id>]
  *

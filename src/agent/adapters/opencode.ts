@@ -1,6 +1,6 @@
 /**
  * opencode, headless (checked against the real `opencode` 1.18.33, offline, in
- * test/agent/opencode-real.test.ts):
+ * test/agent/real/, its row):
  *
  *   opencode run --format json --pure -m forge/<model> [-s <session id>]   (the prompt on stdin)
  *

@@ -1,6 +1,6 @@
 /**
  * Qwen Code, headless (checked against the real `qwen` 0.24.4, offline, in
- * test/agent/qwen-real.test.ts):
+ * test/agent/real/, its row):
  *
  *   qwen -p <prompt> --auth-type openai --yolo -o stream-json -m <model>
  *        --append-system-prompt <text> --exclude-tools <t>… [--include-directories <dir>…] [-r <session id>]
