@@ -257,10 +257,7 @@ export function longestSilence(events: ProgressEvent[], finishedAt: string): num
 export const TOKEN = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB";
 export const PLUM_PROMPT = `Remember the word PLUM. (The job's token is ${TOKEN}.)`;
 
-/** The wall time of each case a row ran, printed when the file ends (the report's figures). */
-export const timings: string[] = [];
+/** Prints the wall time of a row's case (`real <adapter> <case>: <ms> ms`). */
 export function timed(row: Row, name: CaseName, ms: number): void {
-  const line = `real ${row.adapter} ${name}: ${ms.toFixed(0)} ms`;
-  timings.push(line);
-  console.log(line);
+  console.log(`real ${row.adapter} ${name}: ${ms.toFixed(0)} ms`);
 }
