@@ -8,7 +8,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as core from "@actions/core";
 import { Masker } from "../../src/agent/secrets.js";
-import { agentAccess } from "./agent-access.js";
+import { agentAccess, missingKeyWarning } from "./agent-access.js";
 import { CONFIG_PATH, parseConfigText } from "../../src/core/config.js";
 import { exitMeaning, succeeded } from "../../src/core/exit-codes.js";
 import { JOURNAL_FILE, PLAN_RUN_ID, stateBranch } from "../../src/core/layout.js";
@@ -302,22 +302,11 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
 
 /** The warnings a job gets when its agent cannot reach a model: no key for its adapter, or a long context it cannot have. */
 function warnMissingKeys(adapter: ForgeConfig["agent"]["adapter"], input: ActionInput, env: NodeJS.ProcessEnv, longContext: boolean): void {
-  if (adapter === "claude" && !input.anthropicApiKey && !env.ANTHROPIC_API_KEY)
-    core.warning(
-      "anthropic-api-key is empty and ANTHROPIC_API_KEY is not set: Claude Code will not be able to call the model. Pass `anthropic-api-key: ${{ secrets.ANTHROPIC_API_KEY }}`.",
-    );
+  const missing = missingKeyWarning(adapter, input, env);
+  if (missing) core.warning(missing);
   if (longContext && adapter === "claude" && !onAnthropicApi(env))
     core.warning(
       "agent.long_context is on, but Claude Code does not talk to Anthropic's API here (ANTHROPIC_BASE_URL, Vertex or Bedrock): the 1M-token context stays off.",
-    );
-  const openaiAgent = { codex: "Codex", opencode: "opencode", qwen: "Qwen Code" }[adapter as string];
-  if (openaiAgent && !input.openaiApiKey && !env.OPENAI_API_KEY)
-    core.warning(`openai-api-key is empty and OPENAI_API_KEY is not set: ${openaiAgent} will not be able to call the model.`);
-  if (adapter === "gemini" && !input.geminiApiKey && !env.GEMINI_API_KEY && !env.GOOGLE_API_KEY)
-    core.warning("gemini-api-key is empty and GEMINI_API_KEY is not set: Gemini CLI will not be able to call the model.");
-  if (adapter === "copilot" && !input.anthropicApiKey && !env.ANTHROPIC_API_KEY)
-    core.warning(
-      "anthropic-api-key is empty and ANTHROPIC_API_KEY is not set: Copilot CLI (on Anthropic's API, bring-your-own-key) will not be able to call the model.",
     );
 }
 
