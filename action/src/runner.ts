@@ -157,6 +157,7 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
   const env = overrides.env ?? process.env;
   const jobStartedAt = Date.now();
   let failure: string | undefined;
+  let jobGit: Git | undefined; // its private folder in the runner's temp folder goes however the job ends
   try {
     const { input, jobEnv } = readJob(env);
 
@@ -193,12 +194,14 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
       token: input.githubToken,
       identity: { name: input.gitUserName, email: input.gitUserEmail },
       netDir: path.join(jobEnv.runnerTemp, `forge-git-${process.pid}`, "net.git"),
+      tempDir: jobEnv.runnerTemp,
       // A network blip is waited out (2 s, 60 s cap, 5 tries, jitter); a refusal fails at once.
       onRetry: (r) =>
         core.warning(
           `git ${r.command} failed (try ${r.attempt} of ${r.attempts}), trying again in ${(r.delayMs / 1000).toFixed(1)} s: ${r.error.split("\n").slice(-3).join(" ")}`,
         ),
     });
+    jobGit = git;
     await ensureRepository(git, remote);
 
     warnMissingKeys(adapter, input, env, config.agent.long_context);
@@ -297,6 +300,7 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
   } catch (err) {
     failure = err instanceof Error ? err.message : String(err);
   }
+  jobGit?.close();
   if (failure !== undefined) core.setFailed(failure);
 }
 

@@ -131,6 +131,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await sim?.close();
+  local?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 

@@ -184,6 +184,7 @@ export function makeWorld(options: WorldOptions = {}): World {
   const git = new Git({
     dir: workspace,
     remote: originUrl,
+    tempDir: temp,
     ...options.git,
     identity: { name: "github-actions[bot]", email: "41898282+github-actions[bot]@users.noreply.github.com" },
   });
