@@ -130,6 +130,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/agent/model-proxy.test.ts",
     "test/agent/gemini-proxy.test.ts",
     "test/agent/chat-proxy.test.ts",
+    "test/action/model-access.test.ts",
     "test/agent/gemini-adapter.test.ts",
     // git on real repositories, nothing else started.
     "test/action/captain.test.ts",
