@@ -25,6 +25,8 @@ export interface ScriptedTurn {
   toolCalls?: ScriptedToolCall[];
   /** Defaults to "tool_use" when there are tool calls, else "end_turn". */
   stopReason?: "end_turn" | "tool_use" | "max_tokens" | "stop_sequence";
+  /** Answered in place of the turn, to this conversation only (e.g. a usage limit): a retry asks for the same turn again. */
+  error?: InjectedError;
 }
 
 /** Claude Code's tool calls, for writing scripts (paths must be absolute). */
@@ -326,6 +328,12 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
         const scripted = scriptTurn(options.script, index, () => ({ turn: index, body, toolResults: lastToolResults(body) }));
         exhausted ||= scripted.exhausted;
         turn = scripted.turn;
+        if (turn.error) {
+          const headers: Record<string, string> = turn.error.retryAfter !== undefined ? { "retry-after": String(turn.error.retryAfter) } : {};
+          reply(turn.error.status);
+          sendError(res, turn.error.status, turn.error.message ?? "Rate limited", headers);
+          return;
+        }
       } else {
         record.kind = "side";
         turn = (options.sideReply ?? defaultSideReply)(body);
