@@ -51,6 +51,8 @@ export interface PlanStages {
   testCommands: string[];
   /** The task file text of a node (plan-relative), for directives the demo reads. */
   taskText(id: string): string | undefined;
+  /** The agents a task names in its front matter (`agent:`, one or a list), by task id: only the tasks that name some. */
+  taskAgents: Record<string, string[]>;
 }
 
 export class DemoPlanError extends Error {
@@ -162,5 +164,11 @@ export async function loadPlanStages(dir: string): Promise<PlanStages> {
     },
     testCommands: named.length ? named : ["npm test"],
     taskText: (id) => files[`tasks/${id}.md`],
+    taskAgents: Object.fromEntries(
+      parsed.tasks.flatMap((t) => {
+        const agent = t.data?.agent;
+        return t.data && agent !== undefined ? [[t.data.id, typeof agent === "string" ? [agent] : [...agent]]] : [];
+      }),
+    ),
   };
 }

@@ -329,7 +329,8 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
         exhausted ||= scripted.exhausted;
         turn = scripted.turn;
         if (turn.error) {
-          const headers: Record<string, string> = turn.error.retryAfter !== undefined ? { "retry-after": String(turn.error.retryAfter) } : {};
+          const headers: Record<string, string> =
+            turn.error.retryAfter !== undefined ? { "retry-after": String(turn.error.retryAfter) } : {};
           reply(turn.error.status);
           sendError(res, turn.error.status, turn.error.message ?? "Rate limited", headers);
           return;
