@@ -11,7 +11,7 @@ import {
   loadSystemPrompt,
   spawnAgent,
   startSubWorktree
-} from "./chunk-YORNGPC2.js";
+} from "./chunk-WH43HH5R.js";
 import {
   EXIT_CODES,
   MODELS_ENV,

@@ -45,7 +45,7 @@ import {
   writeFileAtomic,
   writeInAgentFolder,
   writeSignal
-} from "./chunk-YORNGPC2.js";
+} from "./chunk-WH43HH5R.js";
 import {
   CAPTAIN_ID,
   CAPTAIN_PLAN_ID,
