@@ -25,7 +25,7 @@ import { demoClaudeScript, promptTask, type CaptainAnswer } from "./claude-scrip
 import { demoCodexScript } from "./codex-script.js";
 import { demoGeminiScript } from "./gemini-script.js";
 import type { PlanStages } from "./plan-stages.js";
-import { DEMO_OWNER, DEMO_REPO } from "./project.js";
+import { ANTHROPIC_SECRET, DEMO_OWNER, DEMO_REPO } from "./project.js";
 import type { DemoRun } from "./run.js";
 import type { DemoResult } from "./types.js";
 
@@ -76,7 +76,7 @@ export async function startMixedServers(run: DemoRun, captain: CaptainAnswer, PA
   const gemini = (run.services.gemini = await startGeminiServer({ script: demoGeminiScript(12, captain) }));
   const home = path.join(run.scratch, "home");
   mkdirSync(home, { recursive: true });
-  const env = {
+  const env: Record<string, string> = {
     ...offlineGeminiEnv(gemini.url, home, { PATH }, { maxAttempts: 3 }),
     ...offlineClaudeEnv(claude.url, home, { PATH }),
     // Claude Code retries a 429 itself (10 times by default) before it gives up with the limit's message.
@@ -84,16 +84,42 @@ export async function startMixedServers(run: DemoRun, captain: CaptainAnswer, PA
     OPENAI_BASE_URL: codex.url,
     OPENAI_API_KEY: "sk-forge-demo-dummy",
   };
+  run.mixed.runnerKeys = [ANTHROPIC_SECRET, env.ANTHROPIC_API_KEY!, env.OPENAI_API_KEY!, env.GEMINI_API_KEY!];
   run.view.line(`        scripted model servers: Anthropic Messages ${claude.url} (Claude Code), OpenAI Responses ${codex.url} (Codex),`);
   run.view.line(`        Gemini API ${gemini.url} (Gemini CLI); each job's model proxy forwards its agent's requests to its own`);
   if (limited) run.view.line(`        ${limited}'s first attempt on Claude Code gets Claude's usage limit; Codex is next on its list`);
   return env;
 }
 
-/** What the mixed demo saw of the agents: the task limited, how often, each server's requests. */
+/** What the mixed demo saw of the agents: the task limited, how often, the keys only the job's proxies hold. */
 export interface MixedState {
   usageLimited?: string | undefined;
   usageLimits: number;
+  runnerKeys?: string[];
+}
+
+/** The key a request to a scripted server presented: `x-api-key`, `x-goog-api-key` or a bearer token. */
+function presentedKey(headers: Record<string, string | string[] | undefined>): string | undefined {
+  const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
+  return one(headers["x-api-key"]) ?? one(headers["x-goog-api-key"]) ?? one(headers.authorization)?.replace(/^Bearer /i, "");
+}
+
+/**
+ * Each scripted server's conversation requests, and how many came through a job's model proxy: those
+ * that present the runner's key, which only the proxy holds (the agent has a session token of its own).
+ */
+export function modelRequests(run: DemoRun): NonNullable<DemoResult["modelServers"]> {
+  const keys = new Set(run.mixed?.runnerKeys ?? []);
+  const count = (requests: ReadonlyArray<{ kind: string; headers: Record<string, string | string[] | undefined> }>) => {
+    const main = requests.filter((r) => r.kind === "main");
+    return { requests: main.length, throughProxy: main.filter((r) => keys.has(presentedKey(r.headers) ?? "")).length };
+  };
+  const { model, responses, gemini } = run.services;
+  return {
+    ...(model ? { "Anthropic Messages (Claude Code)": count(model.requests) } : {}),
+    ...(responses ? { "OpenAI Responses (Codex)": count(responses.requests) } : {}),
+    ...(gemini ? { "Gemini API (Gemini CLI)": count(gemini.requests) } : {}),
+  };
 }
 
 /** The `## Agent` section of a PR body (up to the next section), or undefined. */
@@ -148,6 +174,13 @@ export async function readAgentChanges(
   for (const agent of new Set(Object.values(MIXED_KINDS).flat()))
     if (!ran.has(agent) && j.plan.nodes.some((n) => (MIXED_KINDS as Record<string, readonly string[]>)[n.agentType]?.includes(agent)))
       run.problems.push(`no attempt ran on ${agent}`);
+  for (const [server, n] of Object.entries(modelRequests(run))) {
+    if (!n.requests) run.problems.push(`the scripted ${server} server answered no conversation`);
+    else if (n.throughProxy < n.requests)
+      run.problems.push(
+        `${n.requests - n.throughProxy} of ${n.requests} requests to the ${server} server did not come through a job's model proxy`,
+      );
+  }
   const limited = run.mixed?.usageLimited;
   if (limited) {
     const change = changes.find((c) => c.task === limited && c.from === "claude" && c.to === "codex");

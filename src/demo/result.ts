@@ -4,7 +4,7 @@
 import type { Octokit } from "@octokit/rest";
 import type { Sim } from "../local-github/server.js";
 import { ciFixInWords, ciRunsInWords, readCiRuns } from "./ci-runs.js";
-import { readAgentChanges } from "./mixed.js";
+import { modelRequests, readAgentChanges } from "./mixed.js";
 import { loopExpected, loopInWords, loopProblems, machineIsolates, readLoop } from "./loop.js";
 import { readOutcome, testIntegration, writeReport } from "./outcome.js";
 import { FULL, PERSON } from "./project.js";
@@ -88,6 +88,7 @@ export async function demoResult(run: DemoRun, sim: Sim, user: Octokit, finalPrN
     feedback,
     loop,
     ...(agentChanges.length ? { agentChanges } : {}),
+    ...(run.agent === "mixed" ? { modelServers: modelRequests(run) } : {}),
     ...(run.mixed?.usageLimited ? { usageLimit: { task: run.mixed.usageLimited, refused: run.mixed.usageLimits } } : {}),
     schemaViolations: sim.violations.length,
   };

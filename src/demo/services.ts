@@ -22,7 +22,7 @@ import { AGENT_CLIS_BIN, offlineChatEnv, startChatServer, type ChatServer } from
 import { offlineGeminiEnv, startGeminiServer, type GeminiServer } from "../fake-agents/gemini/index.js";
 import type { ResponsesServer } from "../fake-agents/responses/index.js";
 import { mixedAgentConfig, startMixedServers } from "./mixed.js";
-import { DEMO_OWNER, DEMO_REPO, FULL, ISOLATION, PERSON, projectFiles } from "./project.js";
+import { ANTHROPIC_SECRET, DEMO_OWNER, DEMO_REPO, FULL, ISOLATION, PERSON, projectFiles } from "./project.js";
 import type { DemoRun } from "./run.js";
 import { captainHasAnswer, reviewOverlay } from "./watch.js";
 
@@ -217,7 +217,7 @@ export async function startRunners(run: DemoRun, sim: Sim, user: Octokit): Promi
     keepWorkspaces: !!process.env.FORGE_DEMO_DEBUG,
     // The template says `uses: forge-dev/forge/action@v1`: served from this checkout's action/.
     localActions: { "forge-dev/forge/action": path.join(ROOT, "action") },
-    secrets: { [FULL]: { ANTHROPIC_API_KEY: "sk-ant-forge-demo-dummy", FORGE_PUSH_TOKEN: sim.control.userToken(PUSHER) } },
+    secrets: { [FULL]: { ANTHROPIC_API_KEY: ANTHROPIC_SECRET, FORGE_PUSH_TOKEN: sim.control.userToken(PUSHER) } },
     env,
   }));
   // The project's CI (push, pull_request) has runners of its own, as on GitHub: its runs on every

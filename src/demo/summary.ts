@@ -71,6 +71,15 @@ export function summary(r: DemoResult): string {
   out.push(
     `Jobs: ${r.jobs.action} ran the real Forge action (${r.jobs.captain} of them ${r.jobs.captain === 1 ? "a Captain" : "Captains"}).`,
   );
+  if (r.modelServers)
+    out.push(
+      `Scripted model servers: ${Object.entries(r.modelServers)
+        .map(
+          ([server, n]) =>
+            `${server} ${n.requests} requests${n.throughProxy === n.requests ? "" : ` (${n.requests - n.throughProxy} not through a job's proxy)`}`,
+        )
+        .join("; ")}; each through its job's model proxy.`,
+    );
   if (r.ciRuns) out.push(ciRunsInWords(r.ciRuns));
   for (const n of r.notes) out.push(`Note: ${n}`);
   out.push(`${r.ok ? "OK" : "FAILED"}: run ${r.runId ?? "(none)"} ${r.status} in ${secs(r.durationMs)}.`);

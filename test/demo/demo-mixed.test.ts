@@ -63,8 +63,21 @@ describe.skipIf(process.env.FORGE_DEMO_MIXED !== "1")("forge demo --agent mixed"
       ]);
       const change = result.agentChanges![0]!;
       expect(change.why).toMatch(/usage limit/);
-      expect(change.prSection).toMatch(/^Attempt 2 ran on Codex \(`codex`\) instead of attempt 1's agent, Claude Code \(`claude`\): .*usage limit/);
+      expect(change.prSection).toMatch(
+        /^Attempt 2 ran on Codex \(`codex`\) instead of attempt 1's agent, Claude Code \(`claude`\): .*usage limit/,
+      );
       expect(change.trackerRow).toMatch(/agent claude → codex/);
+
+      // Every API's scripted server answered conversations, each request through a job's model proxy (the runner's key).
+      expect(Object.keys(result.modelServers ?? {})).toEqual([
+        "Anthropic Messages (Claude Code)",
+        "OpenAI Responses (Codex)",
+        "Gemini API (Gemini CLI)",
+      ]);
+      for (const [server, n] of Object.entries(result.modelServers!)) {
+        expect(n.requests, server).toBeGreaterThan(0);
+        expect(n.throughProxy, server).toBe(n.requests);
+      }
 
       // The release's Change Request, raised by Gemini CLI and answered by the Captain on Claude Code.
       const title = releaseCrTitle();

@@ -99,7 +99,13 @@ describe("forge demo --agent mixed", () => {
       planId: "p",
       status: "completed",
       durationMs: 1000,
-      tasks: [task("a", [{ attempt: 1, agent: "claude" }]), task("case", [{ attempt: 1, agent: "claude" }, { attempt: 2, agent: "codex", why }])],
+      tasks: [
+        task("a", [{ attempt: 1, agent: "claude" }]),
+        task("case", [
+          { attempt: 1, agent: "claude" },
+          { attempt: 2, agent: "codex", why },
+        ]),
+      ],
       followups: [],
       changeRequests: [],
       overlayPrs: [],
