@@ -104,6 +104,12 @@ export function scriptedEscalations(files: Record<string, string>): number {
   return n;
 }
 
+/** The plan's tasks that name an agent outside `served`, in words (`a names codex; b names opencode`); undefined when none does. */
+export function unservedAgents(stages: Pick<PlanStages, "taskAgents">, served: readonly string[]): string | undefined {
+  const unserved = Object.entries(stages.taskAgents).filter(([, agents]) => agents.some((a) => !served.includes(a)));
+  return unserved.length ? unserved.map(([id, agents]) => `${id} names ${agents.join(", ")}`).join("; ") : undefined;
+}
+
 /** Reads and validates a plan folder (`forge validate` rules) and splits it into stages. */
 export async function loadPlanStages(dir: string): Promise<PlanStages> {
   const parsed = await loadPlan(dir);

@@ -25,14 +25,14 @@ import type { Decision } from "../core/decide/index.js";
 import type { Journal } from "../core/journal.js";
 import { LiveView } from "./live-view.js";
 import type { RunRecord } from "./outcome.js";
-import { DemoPlanError, loadPlanStages, type PlanStages } from "./plan-stages.js";
+import { DemoPlanError, loadPlanStages, unservedAgents, type PlanStages } from "./plan-stages.js";
 import { PERSON } from "./project.js";
 import { demoResult } from "./result.js";
 import type { DemoAnswerer } from "./answer.js";
 import type { MixedState } from "./mixed.js";
 import type { DemoReviewer } from "./review.js";
 import { createRepository, pushPlan, ROOT, startGitHubAndApp, startRunners, type Services } from "./services.js";
-import type { DemoAgent, DemoOptions, DemoResult } from "./types.js";
+import { DEMO_SERVES, type DemoAgent, type DemoOptions, type DemoResult } from "./types.js";
 
 const AGENT_LINE: Record<DemoAgent, string> = {
   scripted: "the scripted agent",
@@ -49,24 +49,14 @@ export type { DemoAgent, DemoOptions, DemoResult, DemoTask } from "./types.js";
 export { ROOT };
 export const DEFAULT_PLAN = path.join(ROOT, "examples", "plans", "textkit");
 
-/** The agents each `--agent` serves a model to (the scripted agent is the `command` adapter). */
-export const DEMO_SERVES: Record<DemoAgent, readonly string[]> = {
-  scripted: ["command"],
-  claude: ["claude"],
-  gemini: ["gemini"],
-  opencode: ["opencode"],
-  qwen: ["qwen"],
-  mixed: ["claude", "codex", "gemini"],
-};
-
 export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const stages = await loadPlanStages(path.resolve(options.planDir ?? DEFAULT_PLAN));
   const agent = options.agent ?? "scripted";
   // A task that names its own agent runs on it: the demo must serve that agent a model.
-  const unserved = Object.entries(stages.taskAgents).filter(([, agents]) => agents.some((a) => !DEMO_SERVES[agent].includes(a)));
-  if (unserved.length)
+  const unserved = unservedAgents(stages, DEMO_SERVES[agent]);
+  if (unserved)
     throw new DemoPlanError(
-      `--agent ${agent} serves a model to ${DEMO_SERVES[agent].join(", ")} only, and in the plan ${unserved.map(([id, agents]) => `${id} names ${agents.join(", ")}`).join("; ")}: give those tasks one of these agents, or none`,
+      `--agent ${agent} serves a model to ${DEMO_SERVES[agent].join(", ")} only, and in the plan ${unserved}: give those tasks one of these agents, or none`,
     );
   return new DemoRun(options, stages).run();
 }

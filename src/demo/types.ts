@@ -10,6 +10,16 @@ export type DemoAgent = "scripted" | "claude" | "gemini" | "opencode" | "qwen" |
 /** The names `--agent` takes, in the order the help gives them. */
 export const DEMO_AGENTS: readonly DemoAgent[] = ["scripted", "claude", "gemini", "opencode", "qwen", "mixed"];
 
+/** The agents (adapters) each `--agent` serves a model to: the scripted agent is the `command` adapter. */
+export const DEMO_SERVES: Record<DemoAgent, readonly string[]> = {
+  scripted: ["command"],
+  claude: ["claude"],
+  gemini: ["gemini"],
+  opencode: ["opencode"],
+  qwen: ["qwen"],
+  mixed: ["claude", "codex", "gemini"],
+};
+
 /** How the live view and the report name each agent. */
 export const DEMO_AGENT_LABEL: Record<DemoAgent, string> = {
   scripted: "scripted agent",

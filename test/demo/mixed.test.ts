@@ -5,6 +5,8 @@
  * limits; the Claude Code script's turns in Codex's tools; the `## Agent` section and the tracker's
  * row it reads back; the summary's agent column.
  */
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
@@ -13,10 +15,10 @@ import { forgeConfigSchema } from "../../src/core/schemas/config.js";
 import { detectRateLimit } from "../../src/agent/rate-limit.js";
 import { codexTurn } from "../../src/demo/codex-script.js";
 import { agentSectionOf, MIXED_KINDS, mixedAgentConfig, trackerRowOf, usageLimitedTask, usageLimitMessage } from "../../src/demo/mixed.js";
-import { loadPlanStages } from "../../src/demo/plan-stages.js";
+import { loadPlanStages, unservedAgents } from "../../src/demo/plan-stages.js";
 import { DEFAULT_PLAN } from "../../src/demo/run.js";
 import { summary } from "../../src/demo/summary.js";
-import type { DemoResult } from "../../src/demo/types.js";
+import { DEMO_SERVES, type DemoResult } from "../../src/demo/types.js";
 
 describe("forge demo --agent mixed", () => {
   it("commits a valid config: type 1 on claude then codex, type 2 on codex, refineries on gemini, the rest on claude", () => {
@@ -43,6 +45,28 @@ describe("forge demo --agent mixed", () => {
     const wordfreq = await loadPlanStages(path.join(path.dirname(DEFAULT_PLAN), "wordfreq"));
     const limited = usageLimitedTask(wordfreq);
     expect(wordfreq.dag.nodes.find((n) => n.id === limited)).toMatchObject({ agentType: "1" });
+  });
+
+  it("refuses a plan whose task names an agent the chosen --agent serves no model to", async () => {
+    const tmp = mkdtempSync(path.join(tmpdir(), "forge-demo-agents-"));
+    // The folder's name is the plan's id.
+    const dir = path.join(tmp, "wordfreq");
+    try {
+      cpSync(path.join(path.dirname(DEFAULT_PLAN), "wordfreq"), dir, { recursive: true });
+      expect(unservedAgents(await loadPlanStages(dir), DEMO_SERVES.claude)).toBeUndefined();
+      const file = path.join(dir, "tasks", "count.md");
+      writeFileSync(
+        file,
+        readFileSync(file, "utf8").replace("estimated_complexity: small\n", "estimated_complexity: small\nagent: [claude, codex]\n"),
+      );
+      const stages = await loadPlanStages(dir);
+      expect(stages.taskAgents).toEqual({ count: ["claude", "codex"] });
+      expect(unservedAgents(stages, DEMO_SERVES.claude)).toBe("count names claude, codex");
+      expect(unservedAgents(stages, DEMO_SERVES.scripted)).toBe("count names claude, codex");
+      expect(unservedAgents(stages, DEMO_SERVES.mixed)).toBeUndefined();
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
   });
 
   it("gives Codex the Claude Code script's turns: writes and edits as one apply_patch, reads and commands as exec_command", () => {
