@@ -11,7 +11,7 @@ import {
   loadSystemPrompt,
   spawnAgent,
   startSubWorktree
-} from "./chunk-WH43HH5R.js";
+} from "./chunk-YORNGPC2.js";
 import {
   EXIT_CODES,
   MODELS_ENV,

@@ -45,7 +45,7 @@ import {
   writeFileAtomic,
   writeInAgentFolder,
   writeSignal
-} from "./chunk-WH43HH5R.js";
+} from "./chunk-YORNGPC2.js";
 import {
   CAPTAIN_ID,
   CAPTAIN_PLAN_ID,
