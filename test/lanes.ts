@@ -186,6 +186,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/cli/bad-args.test.ts",
     "test/cli/bin.test.ts",
     "test/demo/claude-script.test.ts",
+    "test/demo/failing-tests.test.ts",
     "test/demo/claude-script-real.test.ts",
     "test/local-github/main.test.ts",
     "test/fake-agents/claude-code.test.ts",

@@ -313,10 +313,23 @@ export async function testIntegration(
     const count = (k: string) => Number(new RegExp(`^# ${k} (\\d+)`, "m").exec(out.text)?.[1] ?? 0);
     pass += count("pass");
     fail += count("fail");
-    if (out.code !== 0) failed.push(`\`${command}\` exited ${out.code}${lastLine(out.text)}`);
+    if (out.code !== 0) failed.push(`\`${command}\` exited ${out.code}${failingTests(out.text) || lastLine(out.text)}`);
   }
   const counts = `${pass} passed, ${fail} failed`;
   return { ok: failed.length === 0, commands, pass, fail, summary: failed.length ? `${counts}; ${failed.join("; ")}` : counts };
+}
+
+/**
+ * The tests a `node --test` run reports failing (its TAP `not ok N - name` lines, the innermost
+ * first), as `: failing: a; b` — at most three names of 100 characters — or "" when it names none.
+ */
+export function failingTests(text: string): string {
+  const names = [...text.matchAll(/^(\s*)not ok \d+ - (.+)$/gm)]
+    .sort((a, b) => b[1]!.length - a[1]!.length)
+    .map((m) => m[2]!.trim().slice(0, 100));
+  const unique = [...new Set(names)];
+  if (!unique.length) return "";
+  return `: failing: ${unique.slice(0, 3).join("; ")}${unique.length > 3 ? ` (and ${unique.length - 3} more)` : ""}`;
 }
 
 /** The last non-empty line of a command's output, as `: <line>` (at most 160 characters), for its failure. */
