@@ -38,10 +38,16 @@ export function registerDemo(program: Command, { io, setExitCode }: CommandConte
       "--agent <kind>",
       "scripted (default); claude, gemini, opencode or qwen: the real Claude Code, Gemini CLI, opencode or Qwen Code in every job against a scripted model server; mixed: Claude Code, Codex and Gemini CLI per task (type 1 on claude then codex, type 2 on codex, refineries on gemini), one task moved to Codex by Claude's usage limit",
     )
-    .option("--plan <dir>", "a plan folder (default: examples/plans/textkit)")
+    .option(
+      "--plan <dir>",
+      "a plan folder (default: examples/plans/textkit), run on the agents --agent gives; a task naming an agent of its own must name one of those",
+    )
     .option("--out <dir>", "where the HTML report and the JSON result go (default: a temporary folder)")
     .option("--runners <n>", "runners available at once (default 4)")
-    .option("--timeout <seconds>", "give up after this long")
+    .option(
+      "--timeout <seconds>",
+      "give up after this long (default 10 minutes, 20 with a real agent; three times as long with --latency github)",
+    )
     .option(
       "--latency <profile>",
       "none (default): the local GitHub answers at once; github: at GitHub's speed — response times, webhook delays, runner queue time",
