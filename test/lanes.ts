@@ -42,6 +42,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/agent/walkthrough.test.ts",
     "test/app/leases.test.ts",
     "test/app/branch-checkpoint.test.ts",
+    "test/app/silent-checkpoints.test.ts",
     "test/app/change-request-input.test.ts",
     "test/app/linear-prepare.test.ts",
     "test/app/tracker.test.ts",
@@ -130,6 +131,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/agent/model-proxy.test.ts",
     "test/agent/gemini-proxy.test.ts",
     "test/agent/chat-proxy.test.ts",
+    "test/action/model-access.test.ts",
     "test/agent/gemini-adapter.test.ts",
     // git on real repositories, nothing else started.
     "test/action/captain.test.ts",

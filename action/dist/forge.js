@@ -11,7 +11,7 @@ import {
   loadSystemPrompt,
   spawnAgent,
   startSubWorktree
-} from "./chunk-YORNGPC2.js";
+} from "./chunk-MRTZAO3Q.js";
 import {
   EXIT_CODES,
   MODELS_ENV,

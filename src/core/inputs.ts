@@ -44,8 +44,36 @@ export const planNodeInputSchema = z
   .strict();
 export type PlanNodeInput = Omit<z.input<typeof planNodeInputSchema>, "agentType"> & { agentType: AgentType };
 
+/**
+ * What the App read at an attempt's branch head when the attempt left no result (src/app/branch-checkpoint.ts):
+ * the runner's last checkpoint commit, or why it is none.
+ */
+const branchCheckpoint = {
+  checkpoint: checkpointSchema
+    .optional()
+    .describe(
+      "The runner's last checkpoint, read at the branch head's checkpoint commit (the attempt left no result): the executor checks it before a retry resumes from it.",
+    ),
+  checkpointProblem: z
+    .string()
+    .optional()
+    .describe("The branch head is the attempt's checkpoint commit but holds no valid checkpoint: refused, the next attempt starts fresh."),
+  checkpointSha: z.string().optional().describe("The checkpoint commit (the branch head): the head a resumed attempt continues from."),
+  pushedSha: z.string().optional().describe("The checkpoint commit's parent as GitHub reported it: the work the checkpoint must name."),
+};
+
 const inputs = [
-  z.object({ kind: z.literal("tick") }).describe("Time passed: backoff expiry, stale detection, usage-limit expiry, scheduling."),
+  z
+    .object({
+      kind: z.literal("tick"),
+      checkpoints: z
+        .array(z.object({ ...attemptRef, ...branchCheckpoint }).strict())
+        .optional()
+        .describe(
+          "The branch checkpoint of each attempt this tick finds silent (src/core/decide/liveness.ts), read by the App before deciding; an entry with none: nothing to resume from but the branch head. Absent: nothing was read.",
+        ),
+    })
+    .describe("Time passed: backoff expiry, stale detection, usage-limit expiry, scheduling."),
   z
     .object({ kind: z.literal("agent.started"), ...attemptRef, ...iteration, workflowRunId: z.number().int().optional() })
     .describe("The attempt's job is running (workflow_job in_progress)."),
@@ -137,19 +165,7 @@ const inputs = [
         .describe(
           "The job ended with a step still running: its runner went away (a killed machine), so the attempt is STALE rather than FAILED.",
         ),
-      checkpoint: checkpointSchema
-        .optional()
-        .describe(
-          "The runner's last checkpoint, read at the branch head's checkpoint commit (the job left no result): the executor checks it before a retry resumes from it.",
-        ),
-      checkpointProblem: z
-        .string()
-        .optional()
-        .describe(
-          "The branch head is the attempt's checkpoint commit but holds no valid checkpoint: refused, the next attempt starts fresh.",
-        ),
-      checkpointSha: z.string().optional().describe("The checkpoint commit (the branch head): the head a resumed attempt continues from."),
-      pushedSha: z.string().optional().describe("The checkpoint commit's parent as GitHub reported it: the work the checkpoint must name."),
+      ...branchCheckpoint,
       blockedBy: z
         .string()
         .max(2000)

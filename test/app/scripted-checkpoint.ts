@@ -14,9 +14,15 @@ export interface StageCheckpoint {
   files: Record<string, string>;
   /** The stages done and pending and the agent's session id, or the file's text as is. */
   checkpoint: { completed: string[]; pending: string[]; session?: string } | { raw: string };
+  /**
+   * After the push nothing more is heard of the job: no step ends, the run stays in progress, until
+   * it is cancelled (then it ends `cancelled`). The App's clock is what finds it silent.
+   */
+  thenSilent?: boolean;
 }
 
-export async function pushStageCheckpoint(gh: Octokit, d: DispatchedRun, after: StageCheckpoint): Promise<void> {
+/** Pushes the stage's work and checkpoint; "silent" when the job then goes silent (it ends only once cancelled). */
+export async function pushStageCheckpoint(gh: Octokit, d: DispatchedRun, after: StageCheckpoint): Promise<"silent" | undefined> {
   const [owner, repo, branch] = [d.repo.owner.login, d.repo.name, d.ref.replace(/^refs\/heads\//, "")];
   const [runId, taskId, attempt] = [d.inputs.run_id ?? "", d.inputs.task_id ?? "", Number(d.inputs.attempt ?? 1)];
   const commit = async (parent: string, files: Record<string, string>, message: string) => {
@@ -60,4 +66,7 @@ export async function pushStageCheckpoint(gh: Octokit, d: DispatchedRun, after: 
     title: `forge(${taskId}): attempt ${attempt}`,
     body: "Work in progress",
   });
+  if (!after.thenSilent) return undefined;
+  d.signal.addEventListener("abort", () => (d.completeJob("agent", "cancelled"), d.complete()), { once: true });
+  return "silent";
 }

@@ -318,7 +318,7 @@ async function endsEarly(d: DispatchedRun, gh: Octokit, owner: string, repo: str
   }
   if (script.kind === "killed") {
     d.step("agent", 1, "in_progress");
-    if (script.afterStage) await pushStageCheckpoint(gh, d, script.afterStage);
+    if (script.afterStage && (await pushStageCheckpoint(gh, d, script.afterStage)) === "silent") return true;
     d.completeJob("agent", "failure");
     d.complete();
     return true;

@@ -26,12 +26,10 @@
  *   Forge's rate-limit check reads.
  * The prompt goes on stdin when it is longer than one argument may be (`-p` is appended to stdin's input).
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { pickEnv } from "../env.js";
 import { StreamJsonParser } from "./claude.js";
-import { sessionWritableDirs } from "./codex.js";
-import { isObject, mapTools, mergeJson, sessionHome, type Json } from "./headless.js";
+import { agentEnv, mapTools, mergeJson, readJsonObject, sessionHome, sessionWritableDirs, type Json } from "./headless.js";
 import type { Adapter, AdapterInput, Invocation, ProgressDraft } from "./types.js";
 
 /** Variables Qwen Code's OpenAI auth reads: the key (the proxy's token) and the proxy's URL. */
@@ -103,14 +101,7 @@ export function qwenSettings(): Json {
 /** The runner's own settings (its QWEN_HOME's, else its HOME's `.qwen/settings.json`), under Forge's; `{}` when none or unreadable. */
 function runnerSettings(env: NodeJS.ProcessEnv): Json {
   const dir = env.QWEN_HOME || (env.HOME ? path.join(env.HOME, ".qwen") : undefined);
-  const file = dir ? path.join(dir, "settings.json") : undefined;
-  if (!file || !existsSync(file)) return {};
-  try {
-    const parsed: unknown = JSON.parse(readFileSync(file, "utf8"));
-    return isObject(parsed) ? parsed : {};
-  } catch {
-    return {};
-  }
+  return readJsonObject(dir && path.join(dir, "settings.json")) ?? {};
 }
 
 export function qwenArgs(
@@ -142,9 +133,7 @@ export const qwenAdapter: Adapter = {
       command: input.binary ?? "qwen",
       args,
       env: {
-        ...pickEnv(input.parentEnv, [...QWEN_ENV, ...input.passEnv]),
-        ...input.forgeEnv,
-        ...input.extraEnv,
+        ...agentEnv(input, QWEN_ENV),
         QWEN_HOME: home,
         // One process: the CLI otherwise starts itself again as a child.
         QWEN_CODE_NO_RELAUNCH: "true",

@@ -14,7 +14,8 @@
  * a replay, which looks at GitHub before acting.
  *
  * Its rooms, beside this file: types.ts (options, results, the logger), batches.ts (inputs waiting for
- * a turn), containment.ts (a refinery's result checked before deciding), journal-writes.ts (what a
+ * a turn), containment.ts (a refinery's result checked before deciding), silent-checkpoints.ts (a
+ * tick given what the branches of the attempts it finds silent hold), journal-writes.ts (what a
  * write needs beside the decision), prefetches.ts (branch heads read beside a write),
  * effects-runner.ts (carrying out effects: lanes, deferrals, replay marks) and restore.ts (a
  * deleted state branch put back).
@@ -34,6 +35,7 @@ import { randomUUID } from "node:crypto";
 import { JournalRefusedError, newStoredRun, RunStore, type Loaded, type RunFacts, type StoredRun } from "../run-store.js";
 import { answer, join, type Batch } from "./batches.js";
 import { checkContainment } from "./containment.js";
+import { withSilentCheckpoints } from "./silent-checkpoints.js";
 import { EffectRunner } from "./effects-runner.js";
 import { commitMessage, journalUnchanged } from "./journal-writes.js";
 import { Prefetches } from "./prefetches.js";
@@ -260,9 +262,18 @@ export class Engine {
         }
         return null;
       }
-      // A refinery's result carries which upstream heads its record commit lacks (read from GitHub).
-      const checked = await Promise.all(inputs.map((input) => checkContainment(this.#port, this.#log, runId, state.journal, input)));
+      // The time of the decision, which the reads before it also go by.
       const now = this.#clock.now();
+      // A refinery's result carries which upstream heads its record commit lacks (read from GitHub).
+      const contained = await Promise.all(inputs.map((input) => checkContainment(this.#port, this.#log, runId, state.journal, input)));
+      // A tick carries the branch checkpoints of the attempts it finds silent (read from GitHub).
+      const checked = await withSilentCheckpoints(
+        this.#port,
+        this.#log,
+        { runId, journal: state.journal, config: state.config },
+        contained,
+        now,
+      );
       const d = decide(state.journal, checked.length === 1 ? checked[0]! : { kind: "batch", inputs: checked }, now, state.config);
       const next = { ...state, journal: d.journal, events: { ...state.events, tail: [...state.events.tail, ...d.events] as ForgeEvent[] } };
       const mustPersist = d.events.length > 0 || d.effects.length > 0 || d.transitions.length > 0;

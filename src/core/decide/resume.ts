@@ -12,7 +12,7 @@ import type { Checkpoint } from "../schemas/checkpoint.js";
 import type { ForgeConfig } from "../schemas/config.js";
 import type { ResumeClass } from "../schemas/retry-policy.js";
 import { isStageOf } from "../stages.js";
-import type { PlanNode, ResumePoint } from "../journal.js";
+import type { AttemptRecord, PlanNode, ResumePoint } from "../journal.js";
 import { nextAgent } from "./agents.js";
 import type { Step } from "./step.js";
 import * as effects from "./effects.js";
@@ -23,11 +23,11 @@ import { attemptRef } from "../task-rules.js";
 export interface ResumeEvidence {
   /** How it ended, as the retry policy classes it. */
   cls: ResumeClass;
-  /** Its runner's last checkpoint, as result.json carried it. */
+  /** Its runner's last checkpoint, as result.json carried it (or its branch head, when it left no result). */
   checkpoint?: Checkpoint | undefined;
   /** result.json carried something that is not a checkpoint. */
   checkpointProblem?: string | undefined;
-  /** Its record commit: the head the next attempt continues from. */
+  /** Its record commit (or the checkpoint commit at its branch head): the head the next attempt continues from. */
   recordSha?: string | undefined;
   /** The record commit's parent as GitHub reported it: the work the checkpoint must name. */
   pushedSha?: string | undefined;
@@ -68,6 +68,14 @@ export function checkpointProblems(
   return problems;
 }
 
+/** Why an ended attempt is retried fresh whatever it left (undefined: it may be resumed). */
+export function whyFresh(node: Pick<PlanNode, "kind">, a: Pick<AttemptRecord, "revision">): string | undefined {
+  if (node.kind === "refinery") return "a refinery's attempt starts fresh (its upstreams are merged when its branch is cut)";
+  if (a.revision.iteration > 0) return "a revision that ended so is retried fresh";
+  if (a.revision.workflowRunId === undefined) return "its job never ran";
+  return undefined;
+}
+
 /**
  * Task i's attempt ended (it still has its attempt record): when the policy resumes this way of ending,
  * `next.resume` says what the next attempt continues; otherwise, or when nothing can be continued,
@@ -87,14 +95,7 @@ export function planResume(s: Step, i: number, ev: ResumeEvidence): void {
   const a = t.attempt;
   if (!a) return keep({});
   const priorRunId = a.revision.workflowRunId;
-  const why =
-    node.kind === "refinery"
-      ? "a refinery's attempt starts fresh (its upstreams are merged when its branch is cut)"
-      : a.revision.iteration > 0
-        ? "a revision that ended so is retried fresh"
-        : priorRunId === undefined
-          ? "its job never ran"
-          : undefined;
+  const why = whyFresh(node, a);
   if (why) return keep({ fresh: why });
   // A refused checkpoint is said where people look: on the attempt's PR (or the tracker), beside the retry's event.
   const refuse = (problem: string) => {

@@ -8,26 +8,39 @@ import * as effects from "./effects.js";
 import { schedule } from "./dispatch.js";
 import { branchName } from "../layout.js";
 import { stale } from "./retries.js";
+import { silenceOf } from "./liveness.js";
+import type { ResumeEvidence } from "./resume.js";
 import type { InputOf, Step } from "./step.js";
 
-export function tick(s: Step): void {
+export function tick(s: Step, input: InputOf<"tick">): void {
   const p = s.j.pause;
   if (p.usageLimitUntil !== undefined && Date.parse(p.usageLimitUntil) <= s.now) {
     const { usageLimitUntil: _gone, ...rest } = p;
     s.j.pause = rest;
     s.emit("run.resumed", undefined, { reason: "usage_limit" });
   }
-  const startLimit = s.config.timeouts.dispatch_start_minutes * 60_000;
-  const liveLimit = s.config.timeouts.liveness_minutes * 60_000;
   for (const i of [...s.derived.running].sort((a, b) => a - b)) {
-    const r = s.revision(i);
-    if (!r.startedAt) {
-      if (s.now - Date.parse(r.dispatchedAt) > startLimit) stale(s, i, "tick", "the dispatched job never started");
-    } else {
-      const last = Date.parse(r.lastHeartbeat ?? r.startedAt);
-      if (s.now - last > liveLimit) stale(s, i, "tick", "no sign of life from the job");
-    }
+    const silence = silenceOf(s.task(i), s.config, s.now);
+    if (silence === "never started") stale(s, i, "tick", "the dispatched job never started");
+    else if (silence === "silent") stale(s, i, "tick", "no sign of life from the job", undefined, silentEvidence(s, i, input));
   }
+}
+
+/**
+ * What a silent attempt left to continue from: the checkpoint the App read at its branch head before
+ * this tick (`input.checkpoints`), checked as an ended job's (docs/executor.md#resuming). Without a
+ * read, the retry resumes from the branch head, every stage run again.
+ */
+function silentEvidence(s: Step, i: number, input: InputOf<"tick">): ResumeEvidence {
+  const t = s.task(i);
+  const read = input.checkpoints?.find((c) => c.taskId === t.id && c.attempt === t.attempts);
+  return {
+    cls: "stale",
+    checkpoint: read?.checkpoint,
+    checkpointProblem: read?.checkpointProblem,
+    recordSha: read?.checkpointSha,
+    pushedSha: read?.pushedSha,
+  };
 }
 
 /** Model usage exhausted until `until`: dispatching pauses; it is nobody's failure. */
