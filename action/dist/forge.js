@@ -11,7 +11,7 @@ import {
   loadSystemPrompt,
   spawnAgent,
   startSubWorktree
-} from "./chunk-MRTZAO3Q.js";
+} from "./chunk-X2KL5XHF.js";
 import {
   EXIT_CODES,
   MODELS_ENV,

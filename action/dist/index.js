@@ -45,7 +45,7 @@ import {
   writeFileAtomic,
   writeInAgentFolder,
   writeSignal
-} from "./chunk-MRTZAO3Q.js";
+} from "./chunk-X2KL5XHF.js";
 import {
   CAPTAIN_ID,
   CAPTAIN_PLAN_ID,

@@ -27,6 +27,8 @@ export interface ScriptedTurn {
   stopReason?: "end_turn" | "tool_use" | "max_tokens" | "stop_sequence";
   /** Streamed: send `message_start` and the first block's start, then nothing more (the connection stays open): a model that stalls. */
   stall?: boolean;
+  /** Answered in place of the turn, to this conversation only (e.g. a usage limit): a retry asks for the same turn again. */
+  error?: InjectedError;
 }
 
 /** Claude Code's tool calls, for writing scripts (paths must be absolute). */
@@ -328,6 +330,13 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
         const scripted = scriptTurn(options.script, index, () => ({ turn: index, body, toolResults: lastToolResults(body) }));
         exhausted ||= scripted.exhausted;
         turn = scripted.turn;
+        if (turn.error) {
+          const headers: Record<string, string> =
+            turn.error.retryAfter !== undefined ? { "retry-after": String(turn.error.retryAfter) } : {};
+          reply(turn.error.status);
+          sendError(res, turn.error.status, turn.error.message ?? "Rate limited", headers);
+          return;
+        }
       } else {
         record.kind = "side";
         turn = (options.sideReply ?? defaultSideReply)(body);

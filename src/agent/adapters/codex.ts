@@ -97,15 +97,30 @@ export function codexWritableDirs(cwd: string, forgeEnv: Record<string, string> 
   return sessionWritableDirs(cwd, forgeEnv, [home]);
 }
 
+/**
+ * The `-c` options that send Codex's model requests to `baseUrl` — the job's model proxy
+ * (`OPENAI_BASE_URL`, action/src/agent-access.ts) — with the key in `OPENAI_API_KEY`: a provider
+ * `forge` speaking the Responses API. Codex 0.169.0 ignores `OPENAI_BASE_URL` itself (its built-in
+ * `openai` provider goes to api.openai.com, over a WebSocket first), so without them the session
+ * would never reach the proxy.
+ */
+export function codexProviderArgs(baseUrl: string | undefined): string[] {
+  if (!baseUrl) return [];
+  const provider = `{ name = "Forge model proxy", base_url = ${JSON.stringify(baseUrl)}, wire_api = "responses", env_key = "OPENAI_API_KEY" }`;
+  return ["-c", 'model_provider="forge"', "-c", `model_providers.forge=${provider}`];
+}
+
 export function codexArgs(
   input: Pick<AdapterInput, "systemPrompt" | "model" | "modelTier" | "allowedTools" | "cwd" | "resumeSession"> & {
     parentEnv?: NodeJS.ProcessEnv;
     forgeEnv?: Record<string, string>;
+    extraEnv?: Record<string, string>;
   },
 ): string[] {
   const sandbox = codexSandbox(input);
   // Commands get the environment Forge composed (PATH with `forge` and the job's tools) as is.
   const args = ["exec", "--json", "--skip-git-repo-check", "--cd", input.cwd, "-c", "allow_login_shell=false"];
+  args.push(...codexProviderArgs(input.extraEnv?.OPENAI_BASE_URL ?? input.parentEnv?.OPENAI_BASE_URL));
   if (sandbox === "bypass") args.push("--dangerously-bypass-approvals-and-sandbox");
   else {
     args.push("--sandbox", sandbox, "-c", 'approval_policy="never"');

@@ -1484,9 +1484,15 @@ function codexWritableDirs(cwd, forgeEnv = {}, parentEnv = {}) {
   const home = kind && (SPAWNABLE_BY[kind]?.length ?? 0) > 0 ? parentEnv.CODEX_HOME || (parentEnv.HOME ? path8.join(parentEnv.HOME, ".codex") : void 0) : void 0;
   return sessionWritableDirs(cwd, forgeEnv, [home]);
 }
+function codexProviderArgs(baseUrl) {
+  if (!baseUrl) return [];
+  const provider = `{ name = "Forge model proxy", base_url = ${JSON.stringify(baseUrl)}, wire_api = "responses", env_key = "OPENAI_API_KEY" }`;
+  return ["-c", 'model_provider="forge"', "-c", `model_providers.forge=${provider}`];
+}
 function codexArgs(input) {
   const sandbox = codexSandbox(input);
   const args = ["exec", "--json", "--skip-git-repo-check", "--cd", input.cwd, "-c", "allow_login_shell=false"];
+  args.push(...codexProviderArgs(input.extraEnv?.OPENAI_BASE_URL ?? input.parentEnv?.OPENAI_BASE_URL));
   if (sandbox === "bypass") args.push("--dangerously-bypass-approvals-and-sandbox");
   else {
     args.push("--sandbox", sandbox, "-c", 'approval_policy="never"');
