@@ -152,7 +152,9 @@ describe("scripted model server: Messages API framing", () => {
     expect(r3.status).toBe(200);
     expect(server.requests.map((r) => r.status)).toEqual([429, 529, 200]);
   });
+});
 
+describe("scripted model server: errors per conversation, the API's own refusals", () => {
   it("answers a turn's error to its conversation only, again on a retry, while other conversations go on", async () => {
     const message = "Claude AI usage limit reached, resets at 08:00 (UTC)";
     server = await startModelServer({
