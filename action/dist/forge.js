@@ -11,7 +11,7 @@ import {
   loadSystemPrompt,
   spawnAgent,
   startSubWorktree
-} from "./chunk-X2KL5XHF.js";
+} from "./chunk-BER5D2A4.js";
 import {
   EXIT_CODES,
   MODELS_ENV,

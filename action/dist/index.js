@@ -45,7 +45,7 @@ import {
   writeFileAtomic,
   writeInAgentFolder,
   writeSignal
-} from "./chunk-X2KL5XHF.js";
+} from "./chunk-BER5D2A4.js";
 import {
   CAPTAIN_ID,
   CAPTAIN_PLAN_ID,

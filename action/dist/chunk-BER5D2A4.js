@@ -1706,10 +1706,25 @@ var copilotAdapter = {
       COPILOT_AUTO_UPDATE: "false"
     };
     if (env.COPILOT_PROVIDER_BASE_URL && env.COPILOT_OFFLINE === void 0) env.COPILOT_OFFLINE = "true";
-    return { command: input.binary ?? "copilot", args: copilotArgs(input), env, stdin: input.prompt };
+    return {
+      command: input.binary ?? "copilot",
+      args: copilotArgs(input),
+      env: withShellProvider(env, input.parentEnv),
+      stdin: input.prompt
+    };
   },
   parser: (invocation) => new CopilotJsonParser(usageFileOf(invocation))
 };
+var PROVIDER_VAR = /^COPILOT_(?:PROVIDER_[A-Z_]+|OFFLINE)$/;
+function withShellProvider(env, parentEnv) {
+  const out = { ...env };
+  if (!Object.keys(out).some((k) => PROVIDER_VAR.test(k))) {
+    for (const [k, v] of Object.entries(parentEnv))
+      if (v !== void 0 && k.startsWith("FORGE_") && PROVIDER_VAR.test(k.slice(6)) && out[k.slice(6)] === void 0) out[k.slice(6)] = v;
+  }
+  for (const [k, v] of Object.entries(out)) if (PROVIDER_VAR.test(k)) out[`FORGE_${k}`] = v;
+  return out;
+}
 function usageFileOf(invocation) {
   const i = invocation?.args.indexOf("--usage-output-file") ?? -1;
   return i >= 0 ? invocation.args[i + 1] : void 0;
@@ -2169,7 +2184,7 @@ var OpencodeJsonParser = class extends HeadlessParser {
 };
 
 // src/agent/adapters/qwen.ts
-import { mkdirSync as mkdirSync5, writeFileSync as writeFileSync4 } from "node:fs";
+import { accessSync, chmodSync, constants as constants2, existsSync as existsSync4, mkdirSync as mkdirSync5, realpathSync as realpathSync2, statSync, writeFileSync as writeFileSync4 } from "node:fs";
 import path12 from "node:path";
 var QWEN_ENV = ["OPENAI_API_KEY", "OPENAI_BASE_URL"];
 var QWEN_DEFAULT_MODEL = "qwen3-coder-plus";
@@ -2225,9 +2240,35 @@ function qwenArgs(input) {
   if (input.resumeSession) args.push("-r", input.resumeSession);
   return viaStdin ? { args, stdin: input.prompt } : { args };
 }
+function qwenEntry(binary, env) {
+  const name = binary ?? "qwen";
+  const candidates = name.includes(path12.sep) ? [name] : (env.PATH ?? "").split(path12.delimiter).filter(Boolean).map((d) => path12.join(d, name));
+  for (const file of candidates) {
+    try {
+      accessSync(file, constants2.X_OK);
+      return realpathSync2(file);
+    } catch {
+    }
+  }
+  return void 0;
+}
+function qwenRipgrep(binary, env = process.env, platform = process.platform, arch = process.arch) {
+  const entry = qwenEntry(binary, env);
+  if (!entry) return void 0;
+  const rg = path12.join(path12.dirname(entry), "vendor", "ripgrep", `${arch}-${platform}`, platform === "win32" ? "rg.exe" : "rg");
+  try {
+    const { mode } = statSync(rg);
+    const wanted = mode | (mode & 292) >> 2;
+    if ((mode & 511) !== (wanted & 511)) chmodSync(rg, wanted & 4095);
+    return rg;
+  } catch {
+    return existsSync4(rg) ? rg : void 0;
+  }
+}
 var qwenAdapter = {
   name: "qwen",
   invocation(input) {
+    qwenRipgrep(input.binary, input.parentEnv);
     const home = qwenHome(input);
     mkdirSync5(home, { recursive: true });
     const settings = mergeJson(runnerSettings2(input.parentEnv), qwenSettings());
@@ -2280,14 +2321,14 @@ function adapterFor(name) {
 }
 
 // src/agent/forge-shim.ts
-import { existsSync as existsSync4 } from "node:fs";
+import { existsSync as existsSync5 } from "node:fs";
 import { chmod as chmod2, mkdir as mkdir3, writeFile as writeFile2 } from "node:fs/promises";
 import path13 from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 function defaultForgeCli() {
   const bin = fileURLToPath2(new URL("../../bin/forge.js", import.meta.url));
   const main = fileURLToPath2(new URL("../../dist/cli/main.js", import.meta.url));
-  return existsSync4(bin) && existsSync4(main) ? { command: process.execPath, args: [bin] } : void 0;
+  return existsSync5(bin) && existsSync5(main) ? { command: process.execPath, args: [bin] } : void 0;
 }
 function shQuote(s) {
   return `'${s.replace(/'/g, `'\\''`)}'`;
@@ -3159,7 +3200,7 @@ async function finishSubWorktree(wt, message, merge) {
 }
 
 // src/core/plan/load.ts
-import { readFileSync as readFileSync2, readdirSync as readdirSync2, statSync } from "node:fs";
+import { readFileSync as readFileSync2, readdirSync as readdirSync2, statSync as statSync2 } from "node:fs";
 import path18 from "node:path";
 var PlanNotFoundError = class extends Error {
   constructor(planDir, message) {
@@ -3174,7 +3215,7 @@ async function loadPlan(planDir) {
 }
 async function readPlanSource(planDir) {
   const dir = path18.resolve(planDir);
-  const info = statSync(dir, { throwIfNoEntry: false });
+  const info = statSync2(dir, { throwIfNoEntry: false });
   if (!info) throw new PlanNotFoundError(planDir, `plan folder ${planDir} does not exist`);
   if (!info.isDirectory()) throw new PlanNotFoundError(planDir, `${planDir} is not a folder`);
   const files = /* @__PURE__ */ new Map();
@@ -3207,7 +3248,7 @@ async function readPlanSource(planDir) {
         unreadable.push({ file: "specs/", message: `cannot be read: ${err.code ?? String(err)}` });
       }
       for (const rel of entries.sort()) {
-        if (statSync(path18.join(dir, "specs", rel), { throwIfNoEntry: false })?.isFile())
+        if (statSync2(path18.join(dir, "specs", rel), { throwIfNoEntry: false })?.isFile())
           files.set(`specs/${rel.split(path18.sep).join("/")}`, "");
       }
     }
