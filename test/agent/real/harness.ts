@@ -4,9 +4,7 @@
 // usage limit, a resumed session. A case a CLI cannot do is skipped with the reason its row gives;
 // a CLI that is not installed (Copilot CLI, an optional one) skips its row with the reason.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import { readFileSync } from "node:fs";
 import { afterEach, beforeEach } from "vitest";
 import type { StagesResult } from "../../../src/agent/stages/index.js";
 import type { AdapterName, ProgressEvent, SpawnOptions, SpawnResult } from "../../../src/agent/types.js";
@@ -144,7 +142,7 @@ export function useWorld(): World {
 
 /** The runner's environment: the row's offline CLI set-up, a fresh HOME, tokens of the runner's that must not reach the agent. */
 export function runnerEnv(row: Row, url: string, extra: Record<string, string> = {}): Record<string, string> {
-  const home = mkdtempSync(path.join(tmpdir(), `forge-${row.adapter}-home-`));
+  const home = tempDir(`forge-${row.adapter}-home-`);
   return {
     ...row.env(url, home, extra),
     GITHUB_TOKEN: "ghs_notForAgents0123456789abcdefghij",

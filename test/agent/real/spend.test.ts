@@ -2,8 +2,7 @@
 // of themselves (Claude Code's cost, Codex's token usage) and what the runner's model proxy reads
 // of the model's answers as it streams them back (src/agent/model-usage.ts), both against the local
 // scripted model servers. The figures are printed.
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startModelProxy, type ModelProxy } from "../../../src/agent/model-proxy.js";
@@ -51,7 +50,7 @@ describe("spend: the adapter's figure against the proxy's", () => {
       ],
     });
     proxy = await startModelProxy({ upstream: claudeServer.url, key: "sk-ant-real-key-for-the-proxy" });
-    const home = mkdtempSync(path.join(tmpdir(), "forge-spend-home-"));
+    const home = tempDir("forge-spend-home-");
     const r = await spawnAgent({
       adapter: "claude",
       binary: claudeBinary(),
@@ -83,7 +82,7 @@ describe("spend: the adapter's figure against the proxy's", () => {
       script: [{ text: "Adding the file.", toolCalls: [codexTools.addFile(file, "b\n")] }, { text: "Done.\nFORGE_EXIT=0" }],
     });
     proxy = await startModelProxy({ upstream: codexServer.url, key: "sk-real-openai-key-for-the-proxy", api: "openai" });
-    const home = mkdtempSync(path.join(tmpdir(), "forge-spend-codex-"));
+    const home = tempDir("forge-spend-codex-");
     const events: ProgressEvent[] = [];
     const r = await spawnAgent({
       adapter: "codex",

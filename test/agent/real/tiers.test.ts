@@ -1,8 +1,6 @@
 // Model tiers reach the real agent CLIs (docs/runner.md#model-tiers), offline against the scripted
 // model servers, which record the model each request asked for: Claude Code gets `--model` with its
 // alias of the stage's tier, Codex `--model` and the tier as its reasoning effort.
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runStages, type RunStagesOptions } from "../../../src/agent/stages/index.js";
@@ -30,7 +28,7 @@ describe("model tiers with the real CLIs", () => {
   it("Claude Code: implement asks for opus, verify for haiku; the task's own model is its implementer's", async () => {
     const firstUser = (req: TurnRequest) => JSON.stringify(req.body.messages?.[0]?.content ?? "");
     claude = await startModelServer({ script: Array(8).fill((req: TurnRequest) => ({ text: `Done with ${stageIn(firstUser(req))}.` })) });
-    const home = mkdtempSync(path.join(tmpdir(), "forge-tiers-home-"));
+    const home = tempDir("forge-tiers-home-");
     const options: RunStagesOptions = {
       agentType: "1",
       taskContext,
@@ -76,7 +74,7 @@ describe("model tiers with the real CLIs", () => {
     codex = await startResponsesServer({
       script: Array(4).fill((req: { body: unknown }) => ({ text: `Done with ${stageIn(JSON.stringify(req.body))}.\nFORGE_EXIT=0` })),
     });
-    const home = mkdtempSync(path.join(tmpdir(), "forge-tiers-codex-home-"));
+    const home = tempDir("forge-tiers-codex-home-");
     const out = await runStages({
       agentType: "1",
       taskContext,
@@ -104,7 +102,7 @@ describe("model tiers with the real CLIs", () => {
 
   it("Claude Code: the long-context switch sends the context-1m beta, and the system prompt says what a compaction keeps", async () => {
     claude = await startModelServer({ script: Array(4).fill({ text: "Done." }) });
-    const home = mkdtempSync(path.join(tmpdir(), "forge-tiers-home-"));
+    const home = tempDir("forge-tiers-home-");
     const out = await runStages({
       agentType: "1",
       taskContext,
