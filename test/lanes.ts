@@ -10,7 +10,7 @@
  *   (with the shell steps of its repositories' CI).
  * - `processes`: starts programs other than git, itself or through the local GitHub's runner —
  *   Forge's CLI, the built action, an agent (a shell script, the fake, the scripted one, the real
- *   Claude Code or Codex CLI), Chromium, sudo.
+ *   Claude Code, Codex, Gemini CLI, opencode, Qwen Code or Copilot CLI), Chromium, sudo.
  * - `release`: what a release is judged by — the demos, the packed package, the chaos scenarios.
  *
  * `npm test` runs `unit` and `in-process`; `npm run test:all` (and CI) runs every lane.
@@ -36,6 +36,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/agent/adapters.test.ts",
     "test/agent/agent-sessions.test.ts",
     "test/agent/copilot.test.ts",
+    "test/agent/qwen.test.ts",
     "test/agent/prompts.test.ts",
     "test/agent/rate-limit.test.ts",
     "test/agent/secrets.test.ts",
@@ -56,6 +57,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/cli/validate.test.ts",
     "test/demo/captain-agent.test.ts",
     "test/demo/loop.test.ts",
+    "test/demo/mixed.test.ts",
     "test/demo/plan-stages.test.ts",
     "test/demo/readme.test.ts",
     "test/local-github/runner/expressions.test.ts",
@@ -130,6 +132,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/agent/model-proxy.test.ts",
     "test/agent/gemini-proxy.test.ts",
     "test/agent/chat-proxy.test.ts",
+    "test/action/model-access.test.ts",
     "test/agent/gemini-adapter.test.ts",
     // git on real repositories, nothing else started.
     "test/action/captain.test.ts",
@@ -158,21 +161,14 @@ export const LANES: Record<LaneName, string[]> = {
     "test/action/killed-resume.test.ts",
     "test/action/telemetry.test.ts",
     "test/action/tick.e2e.test.ts",
-    // The fake agent, forge from source, the real Claude Code and Codex CLIs.
-    "test/agent/claude-real.test.ts",
+    // The fake agent, forge from source, the real agent CLIs (test/agent/real: a row per CLI, the same cases for each).
     "test/agent/cli.test.ts",
     "test/agent/codex.test.ts",
-    "test/agent/codex-real.test.ts",
-    "test/agent/gemini-real.test.ts",
-    "test/agent/chat-real.test.ts",
     "test/action/copilot-cache.test.ts",
-    "test/agent/copilot-real.test.ts",
-    "test/agent/resume-real.test.ts",
     "test/agent/hierarchy-service.test.ts",
     "test/agent/sub-agent-cap.test.ts",
     "test/agent/isolation.test.ts",
     "test/agent/spawn.test.ts",
-    "test/agent/spend-real.test.ts",
     "test/agent/stages.test.ts",
     "test/agent/stages-refinery.test.ts",
     "test/agent/stages-sentinel.test.ts",
@@ -180,7 +176,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/agent/stages-retries.test.ts",
     "test/agent/stages-tiers.test.ts",
     "test/agent/stages-notes.test.ts",
-    "test/agent/tiers-real.test.ts",
+    "test/agent/real/*.test.ts",
     "test/agent/squash.test.ts",
     "test/agent/sub-worktree.test.ts",
     "test/cli/bad-args.test.ts",
@@ -219,6 +215,7 @@ export const LANES: Record<LaneName, string[]> = {
     "test/demo/demo-claude.test.ts",
     "test/demo/demo-gemini.test.ts",
     "test/demo/demo-chat.test.ts",
+    "test/demo/demo-mixed.test.ts",
     "test/package/pack.test.ts",
     "test/package/release.test.ts",
     "test/chaos/chaos.test.ts",

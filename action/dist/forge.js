@@ -11,7 +11,7 @@ import {
   loadSystemPrompt,
   spawnAgent,
   startSubWorktree
-} from "./chunk-YORNGPC2.js";
+} from "./chunk-BER5D2A4.js";
 import {
   EXIT_CODES,
   MODELS_ENV,

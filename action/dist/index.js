@@ -45,7 +45,7 @@ import {
   writeFileAtomic,
   writeInAgentFolder,
   writeSignal
-} from "./chunk-YORNGPC2.js";
+} from "./chunk-BER5D2A4.js";
 import {
   CAPTAIN_ID,
   CAPTAIN_PLAN_ID,
@@ -480,47 +480,78 @@ async function warmCopilotCache(env, warn, binary = "copilot") {
 
 // action/src/agent-access.ts
 var MODEL_KEYS = /^(ANTHROPIC_API_KEY|ANTHROPIC_AUTH_TOKEN|OPENAI_API_KEY|CODEX_API_KEY|AZURE_OPENAI_API_KEY|CLAUDE_CODE_OAUTH_TOKEN|GEMINI_API_KEY|GOOGLE_API_KEY|COPILOT_PROVIDER_API_KEY|COPILOT_PROVIDER_API_KEY_COMMAND|COPILOT_PROVIDER_BEARER_TOKEN)$/;
+var ANTHROPIC = {
+  keyInput: "anthropicApiKey",
+  keyEnv: ["ANTHROPIC_API_KEY"],
+  upstreamEnv: "ANTHROPIC_BASE_URL",
+  upstreamDefault: "https://api.anthropic.com"
+};
+var OPENAI = {
+  keyInput: "openaiApiKey",
+  keyEnv: ["OPENAI_API_KEY"],
+  upstreamEnv: "OPENAI_BASE_URL",
+  upstreamDefault: "https://api.openai.com/v1",
+  urlEnv: "OPENAI_BASE_URL",
+  tokenEnv: "OPENAI_API_KEY"
+};
+var MODEL_ACCESS = {
+  claude: {
+    ...ANTHROPIC,
+    api: "anthropic",
+    urlEnv: "ANTHROPIC_BASE_URL",
+    tokenEnv: "ANTHROPIC_API_KEY",
+    label: "Claude Code",
+    hint: "Pass `anthropic-api-key: ${{ secrets.ANTHROPIC_API_KEY }}`."
+  },
+  // Codex speaks the Responses API; opencode and Qwen Code speak Chat Completions: each gets only its own API's endpoints.
+  codex: { ...OPENAI, api: "openai", label: "Codex" },
+  opencode: { ...OPENAI, api: "chat", label: "opencode" },
+  qwen: { ...OPENAI, api: "chat", label: "Qwen Code" },
+  gemini: {
+    api: "gemini",
+    keyInput: "geminiApiKey",
+    keyEnv: ["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+    upstreamEnv: "GOOGLE_GEMINI_BASE_URL",
+    upstreamDefault: "https://generativelanguage.googleapis.com",
+    // The adapter's settings select the `gemini-api-key` auth, which sends the token as x-goog-api-key.
+    urlEnv: "GOOGLE_GEMINI_BASE_URL",
+    tokenEnv: "GEMINI_API_KEY",
+    label: "Gemini CLI"
+  },
+  // Copilot CLI with a provider of its own (bring-your-own-key): Anthropic's Messages API through the proxy, offline from GitHub.
+  copilot: {
+    ...ANTHROPIC,
+    api: "anthropic",
+    urlEnv: "COPILOT_PROVIDER_BASE_URL",
+    fixedEnv: { COPILOT_PROVIDER_TYPE: "anthropic", COPILOT_OFFLINE: "true" },
+    tokenEnv: "COPILOT_PROVIDER_API_KEY",
+    label: "Copilot CLI (on Anthropic's API, bring-your-own-key)"
+  }
+};
+function modelKey(row, inputs, env) {
+  return inputs[row.keyInput] || row.keyEnv.map((n2) => env[n2]).find(Boolean) || void 0;
+}
+function missingKeyWarning(adapter, inputs, env) {
+  const row = MODEL_ACCESS[adapter];
+  if (!row || modelKey(row, inputs, env)) return void 0;
+  const input = row.keyInput.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+  return `${input} is empty and ${row.keyEnv[0]} is not set: ${row.label} will not be able to call the model.${row.hint ? ` ${row.hint}` : ""}`;
+}
 async function agentAccess(o) {
   const env = Object.fromEntries(
     Object.entries(o.env).filter(([k]) => !isForbiddenEnvName(k) && !/^ACTIONS_/.test(k) && !MODEL_KEYS.test(k))
   );
   const extraEnv = {};
+  const row = MODEL_ACCESS[o.adapter];
+  const key = row && modelKey(row, o, o.env);
   let proxy;
-  let keyName;
-  if (o.adapter === "claude") {
-    const key = o.anthropicApiKey || o.env.ANTHROPIC_API_KEY;
-    if (key) {
-      proxy = await startModelProxy({ upstream: o.env.ANTHROPIC_BASE_URL || "https://api.anthropic.com", key, api: "anthropic" });
-      extraEnv.ANTHROPIC_BASE_URL = proxy.url;
-      keyName = "ANTHROPIC_API_KEY";
-    }
-  } else if (o.adapter === "codex" || o.adapter === "opencode" || o.adapter === "qwen") {
-    const key = o.openaiApiKey || o.env.OPENAI_API_KEY;
-    if (key) {
-      const api = o.adapter === "codex" ? "openai" : "chat";
-      proxy = await startModelProxy({ upstream: o.env.OPENAI_BASE_URL || "https://api.openai.com/v1", key, api });
-      extraEnv.OPENAI_BASE_URL = proxy.url;
-      keyName = "OPENAI_API_KEY";
-    }
-  } else if (o.adapter === "gemini") {
-    const key = o.geminiApiKey || o.env.GEMINI_API_KEY || o.env.GOOGLE_API_KEY;
-    if (key) {
-      const upstream = o.env.GOOGLE_GEMINI_BASE_URL || "https://generativelanguage.googleapis.com";
-      proxy = await startModelProxy({ upstream, key, api: "gemini" });
-      extraEnv.GOOGLE_GEMINI_BASE_URL = proxy.url;
-      keyName = "GEMINI_API_KEY";
-    }
-  } else if (o.adapter === "copilot") {
-    const key = o.anthropicApiKey || o.env.ANTHROPIC_API_KEY;
-    if (key) {
-      proxy = await startModelProxy({ upstream: o.env.ANTHROPIC_BASE_URL || "https://api.anthropic.com", key, api: "anthropic" });
-      Object.assign(extraEnv, { COPILOT_PROVIDER_BASE_URL: proxy.url, COPILOT_PROVIDER_TYPE: "anthropic", COPILOT_OFFLINE: "true" });
-      keyName = "COPILOT_PROVIDER_API_KEY";
-    }
+  if (row && key) {
+    proxy = await startModelProxy({ upstream: o.env[row.upstreamEnv] || row.upstreamDefault, key, api: row.api });
+    Object.assign(extraEnv, { [row.urlEnv]: proxy.url }, row.fixedEnv);
   }
-  const modelSession = proxy && keyName ? () => {
+  const modelSession = proxy && row ? () => {
     const s = proxy.openSession();
-    return { env: { [keyName]: s.token }, end: s.end };
+    return { env: { [row.tokenEnv]: s.token }, end: s.end };
   } : void 0;
   let runAs;
   try {
@@ -548,7 +579,7 @@ async function agentAccess(o) {
 
 // action/src/git.ts
 import { spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { mkdir as mkdir2, writeFile as writeFile2 } from "node:fs/promises";
 import { tmpdir as tmpdir2 } from "node:os";
 import path3 from "node:path";
@@ -663,9 +694,10 @@ var Git = class {
   remote;
   #token;
   #identity;
-  #netDir;
-  /** The runner's own folder: the snapshot of the work repository's configuration. */
-  #privateDir;
+  #netDirOption;
+  #tempDir;
+  /** The runner's own folder (the snapshot of the work repository's configuration), made on first use. */
+  #privateDirPath;
   #netReady;
   #repo;
   #backoff;
@@ -683,8 +715,28 @@ var Git = class {
     this.#clock = options.clock ?? realClock;
     this.#random = options.random ?? Math.random;
     this.#onRetry = options.onRetry;
-    this.#privateDir = mkdtempSync(path3.join(tmpdir2(), "forge-git-"));
-    this.#netDir = options.netDir ?? path3.join(this.#privateDir, "net.git");
+    this.#netDirOption = options.netDir;
+    this.#tempDir = options.tempDir ?? tmpdir2();
+  }
+  get #privateDir() {
+    this.#privateDirPath ??= mkdtempSync(path3.join(this.#tempDir, "forge-git-private-"));
+    return this.#privateDirPath;
+  }
+  get #netDir() {
+    return this.#netDirOption ?? path3.join(this.#privateDir, "net.git");
+  }
+  /**
+   * Removes the runner's private folder, with the default `netDir` in it (a `netDir` the caller named
+   * is the caller's: the work repository borrows fetched objects from it). For the end of the job, or
+   * of a test: the work repository no longer reaches the objects fetched into a removed `netDir`. A
+   * command run afterwards starts again from a new snapshot.
+   */
+  close() {
+    const dir = this.#privateDirPath;
+    this.#privateDirPath = void 0;
+    this.#repo = void 0;
+    this.#netReady = void 0;
+    if (dir) rmSync(dir, { recursive: true, force: true });
   }
   /** Values that must never appear in logs: the token and its header. */
   secrets() {
@@ -2630,6 +2682,20 @@ function inAgentHome(root, rel) {
     if (existsSync(path10.join(session2, "transcript.log")) || existsSync(path10.join(session2, "events.ndjson"))) return true;
   }
   return false;
+}
+async function removeAgentHomes(root, prefix = "") {
+  const problems = [];
+  const entries = await readdir4(path10.join(root, prefix), { withFileTypes: true }).catch(() => []);
+  for (const e of entries) {
+    if (!e.isDirectory()) continue;
+    const rel = prefix ? `${prefix}/${e.name}` : e.name;
+    if (inAgentHome(root, `${rel}/x`)) {
+      await rm6(path10.join(root, rel), { recursive: true, force: true }).catch((err) => {
+        problems.push(`${rel}: ${err.message}`);
+      });
+    } else problems.push(...await removeAgentHomes(root, rel));
+  }
+  return problems;
 }
 async function copyForRecord(from, to) {
   await rm6(to, { recursive: true, force: true });
@@ -4800,6 +4866,7 @@ ${section}
   const tEnd = a.now();
   mark(a, "pr_body");
   await uploadSession(a);
+  for (const p of await removeAgentHomes(a.sessionDir)) a.warnings.push(`could not remove an agent's home: ${p}`);
   await a.telemetry?.end(
     {
       exitCode,
@@ -6174,6 +6241,7 @@ async function run(overrides = {}) {
   const env = overrides.env ?? process.env;
   const jobStartedAt = Date.now();
   let failure;
+  let jobGit;
   try {
     const { input, jobEnv } = readJob(env);
     const masker = new Masker().add(input.githubToken).add(input.anthropicApiKey).add(input.openaiApiKey).add(input.geminiApiKey).add(jobEnv.actionsRuntimeToken);
@@ -6197,11 +6265,13 @@ async function run(overrides = {}) {
       token: input.githubToken,
       identity: { name: input.gitUserName, email: input.gitUserEmail },
       netDir: path31.join(jobEnv.runnerTemp, `forge-git-${process.pid}`, "net.git"),
+      tempDir: jobEnv.runnerTemp,
       // A network blip is waited out (2 s, 60 s cap, 5 tries, jitter); a refusal fails at once.
       onRetry: (r) => warning(
         `git ${r.command} failed (try ${r.attempt} of ${r.attempts}), trying again in ${(r.delayMs / 1e3).toFixed(1)} s: ${r.error.split("\n").slice(-3).join(" ")}`
       )
     });
+    jobGit = git2;
     await ensureRepository(git2, remote);
     warnMissingKeys(adapter, input, env, config.agent.long_context);
     const access = await agentAccess({
@@ -6281,25 +6351,15 @@ async function run(overrides = {}) {
   } catch (err) {
     failure = err instanceof Error ? err.message : String(err);
   }
+  jobGit?.close();
   if (failure !== void 0) setFailed(failure);
 }
 function warnMissingKeys(adapter, input, env, longContext) {
-  if (adapter === "claude" && !input.anthropicApiKey && !env.ANTHROPIC_API_KEY)
-    warning(
-      "anthropic-api-key is empty and ANTHROPIC_API_KEY is not set: Claude Code will not be able to call the model. Pass `anthropic-api-key: ${{ secrets.ANTHROPIC_API_KEY }}`."
-    );
+  const missing = missingKeyWarning(adapter, input, env);
+  if (missing) warning(missing);
   if (longContext && adapter === "claude" && !onAnthropicApi(env))
     warning(
       "agent.long_context is on, but Claude Code does not talk to Anthropic's API here (ANTHROPIC_BASE_URL, Vertex or Bedrock): the 1M-token context stays off."
-    );
-  const openaiAgent = { codex: "Codex", opencode: "opencode", qwen: "Qwen Code" }[adapter];
-  if (openaiAgent && !input.openaiApiKey && !env.OPENAI_API_KEY)
-    warning(`openai-api-key is empty and OPENAI_API_KEY is not set: ${openaiAgent} will not be able to call the model.`);
-  if (adapter === "gemini" && !input.geminiApiKey && !env.GEMINI_API_KEY && !env.GOOGLE_API_KEY)
-    warning("gemini-api-key is empty and GEMINI_API_KEY is not set: Gemini CLI will not be able to call the model.");
-  if (adapter === "copilot" && !input.anthropicApiKey && !env.ANTHROPIC_API_KEY)
-    warning(
-      "anthropic-api-key is empty and ANTHROPIC_API_KEY is not set: Copilot CLI (on Anthropic's API, bring-your-own-key) will not be able to call the model."
     );
 }
 async function reportOutcome(report, input) {

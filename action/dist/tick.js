@@ -16083,7 +16083,7 @@ ${batch.map((_, k) => `    f${k}: object(expression: $e${k}) { __typename ... on
   return { query, vars };
 }
 var ISSUE_AS_EDITED = "query($owner: String!, $name: String!, $number: Int!) { repository(owner: $owner, name: $name) { issue(number: $number) { title body lastEditedAt } } }";
-async function readFilesInBatches(owner, name, ref, paths, size, query, readOne) {
+async function readFilesInBatches(owner, name, ref, paths, size, query, readOne2) {
   const out = /* @__PURE__ */ new Map();
   for (let from = 0; from < paths.length; from += size) {
     const batch = paths.slice(from, from + size);
@@ -16092,7 +16092,7 @@ async function readFilesInBatches(owner, name, ref, paths, size, query, readOne)
     for (const [k, path2] of batch.entries()) {
       const o = data.repository[`f${k}`];
       if (!o || o.__typename !== "Blob") out.set(path2, null);
-      else if (o.isBinary || o.isTruncated || typeof o.text !== "string" || !o.oid) out.set(path2, await readOne(path2));
+      else if (o.isBinary || o.isTruncated || typeof o.text !== "string" || !o.oid) out.set(path2, await readOne2(path2));
       else out.set(path2, { content: o.text, blobSha: o.oid });
     }
   }
@@ -17254,6 +17254,12 @@ function checkpointProblems(cp, at) {
     problems.push(`its agent session belongs to '${cp.agent_session.stage}', a stage it does not name`);
   return problems;
 }
+function whyFresh(node, a) {
+  if (node.kind === "refinery") return "a refinery's attempt starts fresh (its upstreams are merged when its branch is cut)";
+  if (a.revision.iteration > 0) return "a revision that ended so is retried fresh";
+  if (a.revision.workflowRunId === void 0) return "its job never ran";
+  return void 0;
+}
 function planResume(s2, i, ev) {
   const t = s2.task(i);
   const node = s2.node(i);
@@ -17268,7 +17274,7 @@ function planResume(s2, i, ev) {
   const a = t.attempt;
   if (!a) return keep({});
   const priorRunId = a.revision.workflowRunId;
-  const why = node.kind === "refinery" ? "a refinery's attempt starts fresh (its upstreams are merged when its branch is cut)" : a.revision.iteration > 0 ? "a revision that ended so is retried fresh" : priorRunId === void 0 ? "its job never ran" : void 0;
+  const why = whyFresh(node, a);
   if (why) return keep({ fresh: why });
   const refuse = (problem) => {
     s2.effect(postComment("checkpoint-refused", attemptRef(t), checkpointRefusedComment(t.id, t.attempts, problem)));
@@ -17964,25 +17970,51 @@ function resumeContext(r, adapter) {
   };
 }
 
+// src/core/decide/liveness.ts
+function silenceOf(t, config2, now) {
+  const r = t.attempt?.revision;
+  if (t.status !== "RUNNING" || !r) return void 0;
+  if (!r.startedAt) return now - Date.parse(r.dispatchedAt) > config2.timeouts.dispatch_start_minutes * 6e4 ? "never started" : void 0;
+  const last = Date.parse(r.lastHeartbeat ?? r.startedAt);
+  return now - last > config2.timeouts.liveness_minutes * 6e4 ? "silent" : void 0;
+}
+function checkpointReadsAt(journal, config2, now) {
+  if (journal.status !== "running") return [];
+  const out = [];
+  journal.tasks.forEach((t, i) => {
+    const node = journal.plan.nodes[i];
+    const a = t.attempt;
+    if (!node || !a || silenceOf(t, config2, now) !== "silent") return;
+    if (retryWay(config2, node, "stale") !== "resume" || whyFresh(node, a) !== void 0) return;
+    out.push({ taskId: t.id, attempt: t.attempts, branch: a.branch });
+  });
+  return out;
+}
+
 // src/core/decide/tick.ts
-function tick(s2) {
+function tick(s2, input) {
   const p = s2.j.pause;
   if (p.usageLimitUntil !== void 0 && Date.parse(p.usageLimitUntil) <= s2.now) {
     const { usageLimitUntil: _gone, ...rest } = p;
     s2.j.pause = rest;
     s2.emit("run.resumed", void 0, { reason: "usage_limit" });
   }
-  const startLimit = s2.config.timeouts.dispatch_start_minutes * 6e4;
-  const liveLimit = s2.config.timeouts.liveness_minutes * 6e4;
   for (const i of [...s2.derived.running].sort((a, b) => a - b)) {
-    const r = s2.revision(i);
-    if (!r.startedAt) {
-      if (s2.now - Date.parse(r.dispatchedAt) > startLimit) stale(s2, i, "tick", "the dispatched job never started");
-    } else {
-      const last = Date.parse(r.lastHeartbeat ?? r.startedAt);
-      if (s2.now - last > liveLimit) stale(s2, i, "tick", "no sign of life from the job");
-    }
+    const silence = silenceOf(s2.task(i), s2.config, s2.now);
+    if (silence === "never started") stale(s2, i, "tick", "the dispatched job never started");
+    else if (silence === "silent") stale(s2, i, "tick", "no sign of life from the job", void 0, silentEvidence(s2, i, input));
   }
+}
+function silentEvidence(s2, i, input) {
+  const t = s2.task(i);
+  const read = input.checkpoints?.find((c) => c.taskId === t.id && c.attempt === t.attempts);
+  return {
+    cls: "stale",
+    checkpoint: read?.checkpoint,
+    checkpointProblem: read?.checkpointProblem,
+    recordSha: read?.checkpointSha,
+    pushedSha: read?.pushedSha
+  };
 }
 function usageLimited(s2, until) {
   const prev = s2.j.pause.usageLimitUntil ? Date.parse(s2.j.pause.usageLimitUntil) : 0;
@@ -21205,6 +21237,33 @@ async function checkContainment(port, log, runId, journal, input) {
   }
 }
 
+// src/app/engine/silent-checkpoints.ts
+var CHECKPOINT_READS_AT_ONCE = 4;
+async function withSilentCheckpoints(port, log, run2, inputs, now) {
+  const first = inputs.findIndex((i) => i.kind === "tick");
+  if (first < 0 || checkpointReadsAt(run2.journal, run2.config, now).length === 0) return inputs;
+  const before = first > 0 ? decide(run2.journal, { kind: "batch", inputs: inputs.slice(0, first) }, now, run2.config).journal : run2.journal;
+  const silent = checkpointReadsAt(before, run2.config, now);
+  if (silent.length === 0) return inputs;
+  const checkpoints = [];
+  for (let k = 0; k < silent.length; k += CHECKPOINT_READS_AT_ONCE)
+    checkpoints.push(...await Promise.all(silent.slice(k, k + CHECKPOINT_READS_AT_ONCE).map((a) => readOne(port, log, run2.runId, a))));
+  return inputs.map((input, k) => k === first ? { kind: "tick", checkpoints } : input);
+}
+async function readOne(port, log, runId, a) {
+  const ref = { taskId: a.taskId, attempt: a.attempt };
+  try {
+    const head = await port.branchHead(a.branch);
+    return { ...ref, ...head ? await readBranchCheckpoint(port, { runId, ...ref }, head) : {} };
+  } catch (e) {
+    log.warn(
+      { runId, ...ref, branch: a.branch, err: e.message },
+      "could not read a silent attempt's checkpoint; its retry resumes from the branch head"
+    );
+    return ref;
+  }
+}
+
 // src/app/engine/effects-runner.ts
 function laneOf(effect) {
   if (effect.kind in RUN_LANE_ORDER) return "\0run";
@@ -21682,8 +21741,15 @@ var Engine = class {
         }
         return null;
       }
-      const checked = await Promise.all(inputs.map((input) => checkContainment(this.#port, this.#log, runId, state.journal, input)));
       const now = this.#clock.now();
+      const contained = await Promise.all(inputs.map((input) => checkContainment(this.#port, this.#log, runId, state.journal, input)));
+      const checked = await withSilentCheckpoints(
+        this.#port,
+        this.#log,
+        { runId, journal: state.journal, config: state.config },
+        contained,
+        now
+      );
       const d = decide(state.journal, checked.length === 1 ? checked[0] : { kind: "batch", inputs: checked }, now, state.config);
       const next = { ...state, journal: d.journal, events: { ...state.events, tail: [...state.events.tail, ...d.events] } };
       const mustPersist = d.events.length > 0 || d.effects.length > 0 || d.transitions.length > 0;

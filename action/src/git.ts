@@ -19,7 +19,7 @@
  *   work repository afterwards.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -44,8 +44,13 @@ export interface GitOptions {
   token?: string;
   /** Author and committer of the runner's commits. */
   identity: { name: string; email: string };
-  /** The runner's private repository for network commands (default: a new temp folder). */
+  /** The runner's private repository for network commands (default: `net.git` in the private folder). */
   netDir?: string;
+  /**
+   * Where the runner's private folder (its snapshot of the work repository's configuration, and the
+   * default `netDir`) is made, on first use (default: the OS temp folder). `close()` removes it.
+   */
+  tempDir?: string;
   /** How a network command that failed for a reason that can pass is tried again (default: `GIT_REMOTE_BACKOFF`). */
   backoff?: BackoffPolicy;
   /** What the waits between tries sleep on (default: real time); tests move it. */
@@ -111,9 +116,10 @@ export class Git {
   readonly remote: string;
   readonly #token: string | undefined;
   readonly #identity: { name: string; email: string };
-  readonly #netDir: string;
-  /** The runner's own folder: the snapshot of the work repository's configuration. */
-  readonly #privateDir: string;
+  readonly #netDirOption: string | undefined;
+  readonly #tempDir: string;
+  /** The runner's own folder (the snapshot of the work repository's configuration), made on first use. */
+  #privateDirPath: string | undefined;
   #netReady: Promise<string> | undefined;
   #repo: Promise<RepoSnapshot | undefined> | undefined;
   readonly #backoff: BackoffPolicy;
@@ -132,8 +138,31 @@ export class Git {
     this.#clock = options.clock ?? realClock;
     this.#random = options.random ?? Math.random;
     this.#onRetry = options.onRetry;
-    this.#privateDir = mkdtempSync(path.join(tmpdir(), "forge-git-"));
-    this.#netDir = options.netDir ?? path.join(this.#privateDir, "net.git");
+    this.#netDirOption = options.netDir;
+    this.#tempDir = options.tempDir ?? tmpdir();
+  }
+
+  get #privateDir(): string {
+    this.#privateDirPath ??= mkdtempSync(path.join(this.#tempDir, "forge-git-private-"));
+    return this.#privateDirPath;
+  }
+
+  get #netDir(): string {
+    return this.#netDirOption ?? path.join(this.#privateDir, "net.git");
+  }
+
+  /**
+   * Removes the runner's private folder, with the default `netDir` in it (a `netDir` the caller named
+   * is the caller's: the work repository borrows fetched objects from it). For the end of the job, or
+   * of a test: the work repository no longer reaches the objects fetched into a removed `netDir`. A
+   * command run afterwards starts again from a new snapshot.
+   */
+  close(): void {
+    const dir = this.#privateDirPath;
+    this.#privateDirPath = undefined;
+    this.#repo = undefined;
+    this.#netReady = undefined;
+    if (dir) rmSync(dir, { recursive: true, force: true });
   }
 
   /** Values that must never appear in logs: the token and its header. */

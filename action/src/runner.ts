@@ -8,7 +8,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import * as core from "@actions/core";
 import { Masker } from "../../src/agent/secrets.js";
-import { agentAccess } from "./agent-access.js";
+import { agentAccess, missingKeyWarning } from "./agent-access.js";
 import { CONFIG_PATH, parseConfigText } from "../../src/core/config.js";
 import { exitMeaning, succeeded } from "../../src/core/exit-codes.js";
 import { JOURNAL_FILE, PLAN_RUN_ID, stateBranch } from "../../src/core/layout.js";
@@ -157,6 +157,7 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
   const env = overrides.env ?? process.env;
   const jobStartedAt = Date.now();
   let failure: string | undefined;
+  let jobGit: Git | undefined; // its private folder in the runner's temp folder goes however the job ends
   try {
     const { input, jobEnv } = readJob(env);
 
@@ -193,12 +194,14 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
       token: input.githubToken,
       identity: { name: input.gitUserName, email: input.gitUserEmail },
       netDir: path.join(jobEnv.runnerTemp, `forge-git-${process.pid}`, "net.git"),
+      tempDir: jobEnv.runnerTemp,
       // A network blip is waited out (2 s, 60 s cap, 5 tries, jitter); a refusal fails at once.
       onRetry: (r) =>
         core.warning(
           `git ${r.command} failed (try ${r.attempt} of ${r.attempts}), trying again in ${(r.delayMs / 1000).toFixed(1)} s: ${r.error.split("\n").slice(-3).join(" ")}`,
         ),
     });
+    jobGit = git;
     await ensureRepository(git, remote);
 
     warnMissingKeys(adapter, input, env, config.agent.long_context);
@@ -297,27 +300,17 @@ export async function run(overrides: RunOverrides = {}): Promise<void> {
   } catch (err) {
     failure = err instanceof Error ? err.message : String(err);
   }
+  jobGit?.close();
   if (failure !== undefined) core.setFailed(failure);
 }
 
 /** The warnings a job gets when its agent cannot reach a model: no key for its adapter, or a long context it cannot have. */
 function warnMissingKeys(adapter: ForgeConfig["agent"]["adapter"], input: ActionInput, env: NodeJS.ProcessEnv, longContext: boolean): void {
-  if (adapter === "claude" && !input.anthropicApiKey && !env.ANTHROPIC_API_KEY)
-    core.warning(
-      "anthropic-api-key is empty and ANTHROPIC_API_KEY is not set: Claude Code will not be able to call the model. Pass `anthropic-api-key: ${{ secrets.ANTHROPIC_API_KEY }}`.",
-    );
+  const missing = missingKeyWarning(adapter, input, env);
+  if (missing) core.warning(missing);
   if (longContext && adapter === "claude" && !onAnthropicApi(env))
     core.warning(
       "agent.long_context is on, but Claude Code does not talk to Anthropic's API here (ANTHROPIC_BASE_URL, Vertex or Bedrock): the 1M-token context stays off.",
-    );
-  const openaiAgent = { codex: "Codex", opencode: "opencode", qwen: "Qwen Code" }[adapter as string];
-  if (openaiAgent && !input.openaiApiKey && !env.OPENAI_API_KEY)
-    core.warning(`openai-api-key is empty and OPENAI_API_KEY is not set: ${openaiAgent} will not be able to call the model.`);
-  if (adapter === "gemini" && !input.geminiApiKey && !env.GEMINI_API_KEY && !env.GOOGLE_API_KEY)
-    core.warning("gemini-api-key is empty and GEMINI_API_KEY is not set: Gemini CLI will not be able to call the model.");
-  if (adapter === "copilot" && !input.anthropicApiKey && !env.ANTHROPIC_API_KEY)
-    core.warning(
-      "anthropic-api-key is empty and ANTHROPIC_API_KEY is not set: Copilot CLI (on Anthropic's API, bring-your-own-key) will not be able to call the model.",
     );
 }
 

@@ -278,16 +278,30 @@ export function demoPlan(text: string, captain?: CaptainAnswer): ScriptedTurn[] 
   return turns;
 }
 
+/** The task and the attempt a stage prompt is for (src/agent/stages/ `stagePrompt`: "…, task `<id>`, attempt <n>."). */
+export function promptTask(text: string): { taskId: string; attempt: number } | undefined {
+  const m = /`, task `([^`]+)`, attempt (\d+)\./.exec(text);
+  return m ? { taskId: m[1]!, attempt: Number(m[2]) } : undefined;
+}
+
 /**
  * A model-server script for any number of concurrent Claude Code sessions of the demo; `captain`
- * gives the Captain's overlay files (the demo's plan folder, plan-stages.ts).
+ * gives the Captain's overlay files (the demo's plan folder, plan-stages.ts). `before`, given a
+ * conversation's stage prompt, may answer in place of the script (`forge demo --agent mixed`: a
+ * usage limit for one task's attempt).
  */
-export function demoClaudeScript(maxTurns = 12, captain?: CaptainAnswer): Array<(req: TurnRequest) => ScriptedTurn> {
+export function demoClaudeScript(
+  maxTurns = 12,
+  captain?: CaptainAnswer,
+  before?: (prompt: string) => ScriptedTurn | undefined,
+): Array<(req: TurnRequest) => ScriptedTurn> {
   // Planned once per conversation (keyed by its first message), so later turns do not see the
   // files earlier turns wrote as "existing".
   const plans = new Map<string, ScriptedTurn[]>();
   const turn = (req: TurnRequest): ScriptedTurn => {
     const text = firstUserText(req);
+    const instead = before?.(text);
+    if (instead) return instead;
     const key = createHash("sha256").update(text).digest("hex");
     let p = plans.get(key);
     if (!p) plans.set(key, (p = demoPlan(text, captain)));

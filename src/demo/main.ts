@@ -2,7 +2,7 @@
  * The process `forge demo` starts (through tsx, like `forge sim`): parses the options, runs the
  * demo with its live view, prints the summary table, and exits 0 only when every task is MERGED
  * and the final PR exists.
- *   --agent scripted|claude|gemini   --plan <dir>   --out <dir>   --runners <n>   --timeout <seconds>   --json
+ *   --agent scripted|claude|gemini|opencode|qwen|mixed   --plan <dir>   --out <dir>   --runners <n>   --timeout <seconds>   --json
  *   --latency none|github     the local GitHub at once (default) or at GitHub's speed (../latency/README.md)
  *   --issues                  the plan (default examples/plans/issue-tree) as an issue tree: /forge plan on
  *                             its parent, the merge queue on main (issues.ts); exits 0 only when every
@@ -14,6 +14,7 @@ import { isLatencyProfileName, LATENCY_PROFILE_NAMES } from "../local-github/lat
 import { issueSummary, runIssueDemo } from "./issues.js";
 import { DemoPlanError } from "./plan-stages.js";
 import { runDemo, type DemoAgent } from "./run.js";
+import { DEMO_AGENTS } from "./types.js";
 import { summary } from "./summary.js";
 
 async function cli(argv: string[]): Promise<number> {
@@ -34,12 +35,18 @@ async function cli(argv: string[]): Promise<number> {
   });
   if (values.help) {
     process.stdout.write(
-      "Usage: forge demo [--agent scripted|claude|gemini|opencode|qwen] [--plan <dir>] [--out <dir>] [--runners <n>] [--timeout <seconds>] [--latency none|github] [--issues] [--json]\n",
+      `Usage: forge demo [--agent ${DEMO_AGENTS.join("|")}] [--plan <dir>] [--out <dir>] [--runners <n>] [--timeout <seconds>] [--latency none|github] [--issues] [--json]\n` +
+        "  --agent   who runs the jobs: the scripted agent (default); one real CLI in every job against its scripted model server;\n" +
+        "            or mixed: Claude Code, Codex and Gemini CLI per task (type 1 on claude then codex, type 2 on codex,\n" +
+        "            refineries on gemini), one task moved from Claude Code to Codex by Claude's usage limit\n" +
+        "  --plan    the plan folder (default examples/plans/textkit); its tasks run on the agents --agent names\n",
     );
     return 0;
   }
-  if (!["scripted", "claude", "gemini", "opencode", "qwen"].includes(values.agent)) {
-    process.stderr.write(`forge demo: --agent must be scripted, claude, gemini, opencode or qwen, not ${values.agent}\n`);
+  if (!(DEMO_AGENTS as readonly string[]).includes(values.agent)) {
+    process.stderr.write(
+      `forge demo: --agent must be ${DEMO_AGENTS.slice(0, -1).join(", ")} or ${DEMO_AGENTS.at(-1)}, not ${values.agent}\n`,
+    );
     return 2;
   }
   if (!isLatencyProfileName(values.latency)) {

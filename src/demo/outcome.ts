@@ -96,6 +96,7 @@ async function tasksOf(user: Octokit, j: Journal | undefined, stages: PlanStages
       ...(a?.reviewIterations ? { reviewIterations: a.reviewIterations } : {}),
       ...(a?.ciFixes ? { ciFixes: a.ciFixes } : {}),
       ...(sentinel ? { sentinel } : {}),
+      ...(t.agents?.length ? { agents: t.agents.map((a) => ({ ...a })) } : {}),
     });
   }
   return tasks;

@@ -51,6 +51,8 @@ export interface PlanStages {
   testCommands: string[];
   /** The task file text of a node (plan-relative), for directives the demo reads. */
   taskText(id: string): string | undefined;
+  /** The agents a task names in its front matter (`agent:`, one or a list), by task id: only the tasks that name some. */
+  taskAgents: Record<string, string[]>;
 }
 
 export class DemoPlanError extends Error {
@@ -100,6 +102,12 @@ export function scriptedEscalations(files: Record<string, string>): number {
     }
   }
   return n;
+}
+
+/** The plan's tasks that name an agent outside `served`, in words (`a names codex; b names opencode`); undefined when none does. */
+export function unservedAgents(stages: Pick<PlanStages, "taskAgents">, served: readonly string[]): string | undefined {
+  const unserved = Object.entries(stages.taskAgents).filter(([, agents]) => agents.some((a) => !served.includes(a)));
+  return unserved.length ? unserved.map(([id, agents]) => `${id} names ${agents.join(", ")}`).join("; ") : undefined;
 }
 
 /** Reads and validates a plan folder (`forge validate` rules) and splits it into stages. */
@@ -162,5 +170,11 @@ export async function loadPlanStages(dir: string): Promise<PlanStages> {
     },
     testCommands: named.length ? named : ["npm test"],
     taskText: (id) => files[`tasks/${id}.md`],
+    taskAgents: Object.fromEntries(
+      parsed.tasks.flatMap((t) => {
+        const agent = t.data?.agent;
+        return t.data && agent !== undefined ? [[t.data.id, typeof agent === "string" ? [agent] : [...agent]]] : [];
+      }),
+    ),
   };
 }

@@ -7,6 +7,8 @@ export const DEMO_OWNER = "acme";
 export const DEMO_REPO = "textkit";
 export const FULL = `${DEMO_OWNER}/${DEMO_REPO}`;
 export const PERSON = "octocat";
+/** The repository's `ANTHROPIC_API_KEY` secret, a dummy: the job's model proxy holds it, the agent never sees it. */
+export const ANTHROPIC_SECRET = "sk-ant-forge-demo-dummy";
 
 /**
  * The agent's isolation (docs/runner.md#isolation): `auto`, Forge's default — its own OS user where the

@@ -4,6 +4,7 @@
 import type { Octokit } from "@octokit/rest";
 import type { Sim } from "../local-github/server.js";
 import { ciFixInWords, ciRunsInWords, readCiRuns } from "./ci-runs.js";
+import { modelRequests, readAgentChanges } from "./mixed.js";
 import { loopExpected, loopInWords, loopProblems, machineIsolates, readLoop } from "./loop.js";
 import { readOutcome, testIntegration, writeReport } from "./outcome.js";
 import { FULL, PERSON } from "./project.js";
@@ -55,6 +56,7 @@ export async function demoResult(run: DemoRun, sim: Sim, user: Octokit, finalPrN
         `${unused.join(", ")} went unused: the plan's tasks were scripted to raise ${run.stages.toCome.length} Change Request(s), the run raised ${j.changeRequests.length}`,
       );
   }
+  const agentChanges = await readAgentChanges(run, user, j, outcome.tasks, outcome.trackerBody);
   const loop = await readLoop(user, sim, j, outcome.tasks, run.answerer?.comments ?? [], outcome.trackerIssue);
   // The question and the stall are the scripted agent's (the Claude Code script fails where a task asks, and never stalls).
   if (j) problems.push(...loopProblems(loop, run.agent === "scripted" ? loopExpected(run.stages) : {}, machineIsolates()));
@@ -85,6 +87,9 @@ export async function demoResult(run: DemoRun, sim: Sim, user: Octokit, finalPrN
     ciRuns,
     feedback,
     loop,
+    ...(agentChanges.length ? { agentChanges } : {}),
+    ...(run.agent === "mixed" ? { modelServers: modelRequests(run) } : {}),
+    ...(run.mixed?.usageLimited ? { usageLimit: { task: run.mixed.usageLimited, refused: run.mixed.usageLimits } } : {}),
     schemaViolations: sim.violations.length,
   };
   const facts = [...(feedback.ciFix ? [ciFixInWords(feedback.ciFix)] : []), ...loopInWords(loop), ciRunsInWords(ciRuns)];

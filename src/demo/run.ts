@@ -25,13 +25,14 @@ import type { Decision } from "../core/decide/index.js";
 import type { Journal } from "../core/journal.js";
 import { LiveView } from "./live-view.js";
 import type { RunRecord } from "./outcome.js";
-import { loadPlanStages, type PlanStages } from "./plan-stages.js";
+import { DemoPlanError, loadPlanStages, unservedAgents, type PlanStages } from "./plan-stages.js";
 import { PERSON } from "./project.js";
 import { demoResult } from "./result.js";
 import type { DemoAnswerer } from "./answer.js";
+import type { MixedState } from "./mixed.js";
 import type { DemoReviewer } from "./review.js";
 import { createRepository, pushPlan, ROOT, startGitHubAndApp, startRunners, type Services } from "./services.js";
-import type { DemoAgent, DemoOptions, DemoResult } from "./types.js";
+import { DEMO_SERVES, type DemoAgent, type DemoOptions, type DemoResult } from "./types.js";
 
 const AGENT_LINE: Record<DemoAgent, string> = {
   scripted: "the scripted agent",
@@ -39,6 +40,8 @@ const AGENT_LINE: Record<DemoAgent, string> = {
   gemini: "the real Gemini CLI against the scripted Gemini API server",
   opencode: "the real opencode CLI against the scripted Chat Completions server",
   qwen: "the real Qwen Code CLI against the scripted Chat Completions server",
+  mixed:
+    "the real Claude Code, Codex and Gemini CLIs per task (type 1 on claude then codex, type 2 on codex, refineries on gemini), each against its scripted model server",
 };
 import { agentJobsDone, waitForTheEnd } from "./watch.js";
 
@@ -48,6 +51,13 @@ export const DEFAULT_PLAN = path.join(ROOT, "examples", "plans", "textkit");
 
 export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const stages = await loadPlanStages(path.resolve(options.planDir ?? DEFAULT_PLAN));
+  const agent = options.agent ?? "scripted";
+  // A task that names its own agent runs on it: the demo must serve that agent a model.
+  const unserved = unservedAgents(stages, DEMO_SERVES[agent]);
+  if (unserved)
+    throw new DemoPlanError(
+      `--agent ${agent} serves a model to ${DEMO_SERVES[agent].join(", ")} only, and in the plan ${unserved}: give those tasks one of these agents, or none`,
+    );
   return new DemoRun(options, stages).run();
 }
 
@@ -90,6 +100,8 @@ export class DemoRun {
   reviewer: DemoReviewer | undefined;
   /** The person answering agents' questions with `/forge retry <task> <answer>` on their PRs. */
   answerer: DemoAnswerer | undefined;
+  /** `--agent mixed`: the task Claude's usage limit stops, and how often its server refused it. */
+  mixed: MixedState | undefined;
 
   constructor(
     readonly options: DemoOptions,
@@ -152,7 +164,7 @@ export class DemoRun {
   }
 
   async close(): Promise<void> {
-    const { app, sim, executor, ciExecutor, model, gemini, chat } = this.services;
+    const { app, sim, executor, ciExecutor, model, gemini, chat, responses } = this.services;
     await app?.close().catch(() => undefined);
     await sim?.close().catch(() => undefined);
     executor?.dispose();
@@ -160,6 +172,7 @@ export class DemoRun {
     await model?.close().catch(() => undefined);
     await gemini?.close().catch(() => undefined);
     await chat?.close().catch(() => undefined);
+    await responses?.close().catch(() => undefined);
     if (process.env.FORGE_DEMO_DEBUG) process.stderr.write(`forge demo: job workspaces kept in ${this.scratch}\n`);
     else rmSync(this.scratch, { recursive: true, force: true });
   }

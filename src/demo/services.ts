@@ -20,7 +20,9 @@ import { demoGeminiScript } from "./gemini-script.js";
 import { demoChatScript } from "./chat-script.js";
 import { AGENT_CLIS_BIN, offlineChatEnv, startChatServer, type ChatServer } from "../fake-agents/chat/index.js";
 import { offlineGeminiEnv, startGeminiServer, type GeminiServer } from "../fake-agents/gemini/index.js";
-import { DEMO_OWNER, DEMO_REPO, FULL, ISOLATION, PERSON, projectFiles } from "./project.js";
+import type { ResponsesServer } from "../fake-agents/responses/index.js";
+import { mixedAgentConfig, startMixedServers } from "./mixed.js";
+import { ANTHROPIC_SECRET, DEMO_OWNER, DEMO_REPO, FULL, ISOLATION, PERSON, projectFiles } from "./project.js";
 import type { DemoRun } from "./run.js";
 import { captainHasAnswer, reviewOverlay } from "./watch.js";
 
@@ -46,6 +48,7 @@ export interface Services {
   model?: ModelServer;
   gemini?: GeminiServer;
   chat?: ChatServer;
+  responses?: ResponsesServer;
 }
 
 /** The local GitHub, and the Forge App registered on it as a real server receiving signed webhooks. */
@@ -128,9 +131,13 @@ export async function createRepository(run: DemoRun, sim: Sim, appId: number): P
   const scriptedAgent = fileURLToPath(new URL("bin/forge-demo-agent.mjs", import.meta.url));
   const requiredChecks =
     "# A task PR merges once the project's CI job `check` passes on its head; its failure starts a fix revision.\nrequired_checks: [check]\n";
+  const realAgent =
+    run.agent === "mixed"
+      ? mixedAgentConfig(ISOLATION)
+      : `agent:\n  adapter: ${run.agent}\n${DEMO_MODEL[run.agent] ? `  model: ${DEMO_MODEL[run.agent]}\n` : ""}  max_turns: 12\n  isolation: ${ISOLATION}\n`;
   const agentConfig =
     run.agent !== "scripted"
-      ? `agent:\n  adapter: ${run.agent}\n${DEMO_MODEL[run.agent] ? `  model: ${DEMO_MODEL[run.agent]}\n` : ""}  max_turns: 12\n  isolation: ${ISOLATION}\nheartbeat_interval_seconds: 10\nstale_threshold_seconds: 60\n${requiredChecks}`
+      ? `${realAgent}heartbeat_interval_seconds: 10\nstale_threshold_seconds: 60\n${requiredChecks}`
       : `agent:\n  adapter: command\n  isolation: ${ISOLATION}\n  command: ${JSON.stringify(`node ${shellQuote(scriptedAgent)} --plan ${shellQuote(run.stages.dir)}`)}\n# A silent agent is stopped as stalled after 15 s (3 missed beats): the demo's stalled attempt is not a long wait.\nheartbeat_interval_seconds: 5\nstale_threshold_seconds: 15\n${requiredChecks}# Each attempt may spend $1; a person raises a task's budget with /forge budget <task> +<dollars>.\nbudgets: { attempt_usd: 1 }\n`;
   // With --issues the final PR merges itself once the person approves it, through main's merge queue.
   const autoMerge = run.options.issues
@@ -192,6 +199,8 @@ export async function startRunners(run: DemoRun, sim: Sim, user: Octokit): Promi
       { maxAttempts: 3 },
     );
     run.view.line(`        scripted Gemini API server ${gemini.url} (Gemini CLI's GOOGLE_GEMINI_BASE_URL)`);
+  } else if (run.agent === "mixed") {
+    env = await startMixedServers(run, captain, `${path.join(ROOT, "node_modules", ".bin")}${path.delimiter}${process.env.PATH ?? ""}`);
   } else if (run.agent === "opencode" || run.agent === "qwen") {
     const chat = (run.services.chat = await startChatServer({ script: demoChatScript(run.agent, 12, captain) }));
     const home = path.join(scratch, "home");
@@ -208,7 +217,7 @@ export async function startRunners(run: DemoRun, sim: Sim, user: Octokit): Promi
     keepWorkspaces: !!process.env.FORGE_DEMO_DEBUG,
     // The template says `uses: forge-dev/forge/action@v1`: served from this checkout's action/.
     localActions: { "forge-dev/forge/action": path.join(ROOT, "action") },
-    secrets: { [FULL]: { ANTHROPIC_API_KEY: "sk-ant-forge-demo-dummy", FORGE_PUSH_TOKEN: sim.control.userToken(PUSHER) } },
+    secrets: { [FULL]: { ANTHROPIC_API_KEY: ANTHROPIC_SECRET, FORGE_PUSH_TOKEN: sim.control.userToken(PUSHER) } },
     env,
   }));
   // The project's CI (push, pull_request) has runners of its own, as on GitHub: its runs on every

@@ -5,7 +5,20 @@ import type { CiRuns } from "./ci-runs.js";
 import type { DemoLoop } from "./loop.js";
 import type { DemoFeedback } from "./review.js";
 
-export type DemoAgent = "scripted" | "claude" | "gemini" | "opencode" | "qwen";
+export type DemoAgent = "scripted" | "claude" | "gemini" | "opencode" | "qwen" | "mixed";
+
+/** The names `--agent` takes, in the order the help gives them. */
+export const DEMO_AGENTS: readonly DemoAgent[] = ["scripted", "claude", "gemini", "opencode", "qwen", "mixed"];
+
+/** The agents (adapters) each `--agent` serves a model to: the scripted agent is the `command` adapter. */
+export const DEMO_SERVES: Record<DemoAgent, readonly string[]> = {
+  scripted: ["command"],
+  claude: ["claude"],
+  gemini: ["gemini"],
+  opencode: ["opencode"],
+  qwen: ["qwen"],
+  mixed: ["claude", "codex", "gemini"],
+};
 
 /** How the live view and the report name each agent. */
 export const DEMO_AGENT_LABEL: Record<DemoAgent, string> = {
@@ -14,6 +27,7 @@ export const DEMO_AGENT_LABEL: Record<DemoAgent, string> = {
   gemini: "Gemini CLI (scripted Gemini API server)",
   opencode: "opencode (scripted Chat Completions server)",
   qwen: "Qwen Code (scripted Chat Completions server)",
+  mixed: "Claude Code, Codex and Gemini CLI per task (scripted model servers)",
 };
 
 export interface DemoOptions {
@@ -57,6 +71,8 @@ export interface DemoTask {
   iteration?: number;
   reviewIterations?: number;
   ciFixes?: number;
+  /** Which agent (adapter) ran each attempt, and why one ran on another than the attempt before it (the journal's). */
+  agents?: { attempt: number; agent: string; why?: string }[];
   /** The task sentinel's verdict on its last attempt (result.json's `sentinel`): absent when none ran. */
   sentinel?: { grade: "PASS" | "WARN" | "FAIL"; cycles: number; fixes: number };
 }
@@ -98,6 +114,24 @@ export interface DemoResult {
   feedback: DemoFeedback;
   /** The rest of the loop: the person's `/forge retry` on a PR, the STALE attempt resumed, whom the agents ran as. */
   loop: DemoLoop;
+  /**
+   * Each attempt that ran on another agent than the one before it: from which to which and why (the
+   * journal's words), and what the task's PR (its `## Agent` section) and the tracker's row say.
+   */
+  agentChanges?: {
+    task: string;
+    attempt: number;
+    from: string;
+    to: string;
+    why: string;
+    pr?: number;
+    prSection?: string;
+    trackerRow?: string;
+  }[];
+  /** `--agent mixed`: each scripted server's conversation requests, and how many came through a job's model proxy (all should). */
+  modelServers?: Record<string, { requests: number; throughProxy: number }>;
+  /** `--agent mixed`: the task whose first attempt hit Claude's usage limit, and how many requests of it the Anthropic server refused. */
+  usageLimit?: { task: string; refused: number };
   reportPath?: string;
   jsonPath?: string;
   /** Responses or webhooks of the local GitHub that broke GitHub's schema (should be 0). */

@@ -25,6 +25,10 @@ export interface ScriptedTurn {
   toolCalls?: ScriptedToolCall[];
   /** Defaults to "tool_use" when there are tool calls, else "end_turn". */
   stopReason?: "end_turn" | "tool_use" | "max_tokens" | "stop_sequence";
+  /** Streamed: send `message_start` and the first block's start, then nothing more (the connection stays open): a model that stalls. */
+  stall?: boolean;
+  /** Answered in place of the turn, to this conversation only (e.g. a usage limit): a retry asks for the same turn again. */
+  error?: InjectedError;
 }
 
 /** Claude Code's tool calls, for writing scripts (paths must be absolute). */
@@ -326,6 +330,13 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
         const scripted = scriptTurn(options.script, index, () => ({ turn: index, body, toolResults: lastToolResults(body) }));
         exhausted ||= scripted.exhausted;
         turn = scripted.turn;
+        if (turn.error) {
+          const headers: Record<string, string> =
+            turn.error.retryAfter !== undefined ? { "retry-after": String(turn.error.retryAfter) } : {};
+          reply(turn.error.status);
+          sendError(res, turn.error.status, turn.error.message ?? "Rate limited", headers);
+          return;
+        }
       } else {
         record.kind = "side";
         turn = (options.sideReply ?? defaultSideReply)(body);
@@ -335,8 +346,9 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
       record.tokens = { input: inputTokens, output: outputTokensOf(turn, !!body.stream) };
       if (body.stream) {
         sseHead(res, { "request-id": newId("req") });
-        writeSse(res, sseEvents(turn, model, inputTokens, chunkSize));
-        res.end();
+        const events = sseEvents(turn, model, inputTokens, chunkSize);
+        writeSse(res, turn.stall ? events.slice(0, 2) : events);
+        if (!turn.stall) res.end();
       } else {
         res.writeHead(200, { "content-type": "application/json", "request-id": newId("req") });
         res.end(JSON.stringify(messageBody(turn, model, inputTokens)));

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -14,8 +14,32 @@ function repo(name: string): Git {
   const d = path.join(dir, name);
   mkdirSync(d);
   execFileSync("git", ["init", "--quiet", d]);
-  return new Git({ dir: d, remote: path.join(dir, "none.git"), identity: { name: "Forge", email: "forge@example.invalid" } });
+  return new Git({ dir: d, remote: path.join(dir, "none.git"), identity: { name: "Forge", email: "forge@example.invalid" }, tempDir: dir });
 }
+
+describe("the runner's private folder", () => {
+  it("is made on first use in the folder given, and close() removes it, the default network repository with it", async () => {
+    const owned = path.join(dir, "owned");
+    mkdirSync(owned);
+    const origin = path.join(dir, "private-origin.git");
+    execFileSync("git", ["init", "--quiet", "--bare", origin]);
+    const d = path.join(dir, "private-work");
+    execFileSync("git", ["init", "--quiet", d]);
+    const g = new Git({ dir: d, remote: origin, identity: { name: "Forge", email: "forge@example.invalid" }, tempDir: owned });
+    expect(readdirSync(owned)).toEqual([]);
+    writeFileSync(path.join(d, "a"), "a");
+    await g.run(["add", "a"]);
+    await g.commit("a\n");
+    await g.run(["push", "origin", "HEAD:refs/heads/main"]);
+    const made = readdirSync(owned);
+    expect(made).toHaveLength(1);
+    expect(made[0]).toMatch(/^forge-git-private-/);
+    expect(readdirSync(path.join(owned, made[0]!)).sort()).toEqual(["net.git", "repo"]);
+    g.close();
+    expect(readdirSync(owned)).toEqual([]);
+    g.close();
+  });
+});
 
 describe("commit messages and trailers", () => {
   it("puts the trailers in the last paragraph, where git interpret-trailers finds them", async () => {
@@ -55,6 +79,7 @@ describe("commit messages and trailers", () => {
       remote: "http://127.0.0.1:9/none.git",
       token: "ghs_secret123",
       identity: { name: "F", email: "f@x" },
+      tempDir: dir,
       clock: { sleep: async (ms) => void slept.push(ms) },
       onRetry: (r) => retries.push(r),
     });

@@ -4,7 +4,7 @@
 // with. The App's reading of the branch head (src/app/branch-checkpoint.ts) and its checks
 // (src/core/decide/resume.ts) accept it; attempt 2, dispatched as its resumption, starts at stage 2
 // on the same branch from that commit, continues the agent's session and inherits its notes.
-import { mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Git } from "../../action/src/git.js";
@@ -67,8 +67,10 @@ describe("a runner killed between stages", () => {
       input: { taskId: "t1", attempt: 1, context: {} },
       deps: { cancel: stop.signal },
     });
+    // The runner goes once the checkpoint has landed and the agent hangs in `verify` (its line in the log).
+    const inVerify = () => existsSync(log) && readFileSync(log, "utf8").includes("1 verify");
     let killedAt: string | undefined;
-    for (let i = 0; i < 600 && !killedAt; i++) {
+    for (let i = 0; i < 600 && !(killedAt && inVerify()); i++) {
       await new Promise((r) => setTimeout(r, 100));
       const head = headOf();
       if (subjectOf(head) === "forge(t1): checkpoint after stage implement") killedAt = head;
@@ -118,7 +120,12 @@ describe("a runner killed between stages", () => {
     const temp2 = path.join(w.dir, "temp2");
     mkdirSync(temp2);
     sh(w.dir, ["clone", "--quiet", "--depth=1", `--branch=${branch1}`, w.originUrl, workspace2]);
-    const git2 = new Git({ dir: workspace2, remote: w.originUrl, identity: { name: "github-actions[bot]", email: "bot@example.com" } });
+    const git2 = new Git({
+      dir: workspace2,
+      remote: w.originUrl,
+      identity: { name: "github-actions[bot]", email: "bot@example.com" },
+      tempDir: temp2,
+    });
     const resume = {
       fromAttempt: 1,
       reason: "lost" as const,

@@ -5,12 +5,11 @@ import { makeWorld, sh, testConfig, type World, type WorldOptions } from "./worl
 import { commandAgent, JOB_URL, runJob as runJobIn } from "./job.js";
 import { agentWalkthrough } from "./world.js";
 
-let world: World | undefined;
+const worlds: World[] = [];
 
-/** Removes the world the last test made (`afterEach(cleanupWorld)`). */
+/** Removes the worlds the last test made (`afterEach(cleanupWorld)`). */
 export function cleanupWorld(): void {
-  world?.cleanup();
-  world = undefined;
+  for (const w of worlds.splice(0)) w.cleanup();
 }
 
 export async function runJob(
@@ -36,7 +35,8 @@ export async function runJob(
 }
 
 export function world_(o: WorldOptions = {}): World {
-  world = makeWorld(o);
+  const world = makeWorld(o);
+  worlds.push(world);
   return world;
 }
 

@@ -112,7 +112,12 @@ describe("checkpoints and a resumed attempt", () => {
     const temp2 = path.join(w.dir, "temp2");
     mkdirSync(temp2);
     sh(w.dir, ["clone", "--quiet", "--depth=1", `--branch=${branch1}`, w.originUrl, workspace2]);
-    const git2 = new Git({ dir: workspace2, remote: w.originUrl, identity: { name: "github-actions[bot]", email: "bot@example.com" } });
+    const git2 = new Git({
+      dir: workspace2,
+      remote: w.originUrl,
+      identity: { name: "github-actions[bot]", email: "bot@example.com" },
+      tempDir: temp2,
+    });
     const resume = {
       fromAttempt: 1,
       reason: "stale",

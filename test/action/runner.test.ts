@@ -1,6 +1,6 @@
 // The runner: inputs validated with actionable messages, outputs and summary written through
 // @actions/core's files, one setFailed.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { createCommandRunner } from "../../action/src/agent-runner.js";
 import { actionInputSchema, describeIssues, ENV_NAMES, INPUT_NAMES, jobEnvSchema } from "../../action/src/inputs.js";
@@ -158,6 +158,8 @@ describe("run()", () => {
     expect(summary()).toContain("forge(t1): Task t1");
     expect(summary()).toContain("exit 0: success");
     expect(w.github.pulls[0]!.bodies[0]).toContain(`${serverUrl}/acme/demo/actions/runs/77`);
+    // The runner's git made its private folder in the runner's temp folder, and removed it at the end.
+    expect(readdirSync(w.temp).filter((f) => f.startsWith("forge-git-private-"))).toEqual([]);
   });
 
   it("ends neutral, and not failed, when the dispatch is not current", async () => {

@@ -15,7 +15,7 @@ import { attemptDir, stateBranch } from "../../src/core/layout.js";
 import { agentResultSchema } from "../../src/core/schemas/agent-result.js";
 import { forgeConfigSchema } from "../../src/core/schemas/config.js";
 import { createSim, type Sim } from "../../src/local-github/server.js";
-import { createSimExecutor } from "../../src/local-github/runner/sim-executor.js";
+import { createSimExecutor, type SimExecutor } from "../../src/local-github/runner/sim-executor.js";
 import { ruleRefusal } from "../../src/github/rule-refusals.js";
 import { SCRIPTED_AGENT, taskFile, vendoredActionFiles } from "./world.js";
 
@@ -31,6 +31,7 @@ let sim: Sim;
 let gh: Octokit;
 let local: Git;
 let dir: string;
+let executor: SimExecutor | undefined;
 
 const scripted = (id: string, fate: string, file: string) =>
   taskFile({
@@ -41,7 +42,7 @@ const scripted = (id: string, fate: string, file: string) =>
 
 beforeAll(async () => {
   sim = await createSim();
-  const executor = createSimExecutor({ concurrency: 2, killGraceMs: 500 });
+  executor = createSimExecutor({ concurrency: 2, killGraceMs: 500 });
   sim.onWorkflowDispatch(executor.handler);
   // The template as users install it, pointing at the action vendored into the repository.
   const workflow = readFileSync("templates/workflows/forge-agent.yml", "utf8").replace(
@@ -131,6 +132,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await sim?.close();
+  executor?.dispose();
+  local?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 

@@ -184,6 +184,8 @@ export function makeWorld(options: WorldOptions = {}): World {
   const git = new Git({
     dir: workspace,
     remote: originUrl,
+    // Its private folder in the world's own (a test may empty `temp`, as a new runner's, under the same Git).
+    tempDir: dir,
     ...options.git,
     identity: { name: "github-actions[bot]", email: "41898282+github-actions[bot]@users.noreply.github.com" },
   });

@@ -1,5 +1,5 @@
 // The Codex adapter end to end with a fake `codex` executable on PATH, and its argv. The real CLI,
-// offline against a scripted Responses-API server, is in codex-real.test.ts.
+// offline against a scripted Responses-API server, is in test/agent/real/ (its row).
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -134,6 +134,27 @@ describe("codex argv", () => {
       'developer_instructions="Be \\"careful\\""',
       "-",
     ]);
+  });
+
+  it("sends the model requests to the job's model proxy (OPENAI_BASE_URL) through a provider of its own", () => {
+    const proxied = codexArgs({
+      cwd: "/w",
+      allowedTools: ["Read", "Edit"],
+      forgeEnv,
+      parentEnv: { GITHUB_ACTIONS: "true", OPENAI_BASE_URL: "https://elsewhere.example/v1" },
+      extraEnv: { OPENAI_BASE_URL: "http://127.0.0.1:4545/v1" },
+    });
+    expect(proxied.slice(7, 11)).toEqual([
+      "-c",
+      'model_provider="forge"',
+      "-c",
+      'model_providers.forge={ name = "Forge model proxy", base_url = "http://127.0.0.1:4545/v1", wire_api = "responses", env_key = "OPENAI_API_KEY" }',
+    ]);
+    // Without a proxy, the runner's own OPENAI_BASE_URL; without either, Codex's own config decides.
+    expect(codexArgs({ cwd: "/w", allowedTools: ["Read"], parentEnv: { OPENAI_BASE_URL: "http://gw/v1" } }).join(" ")).toContain(
+      'base_url = "http://gw/v1"',
+    );
+    expect(codexArgs({ cwd: "/w", allowedTools: ["Read"], parentEnv: {} }).join(" ")).not.toContain("model_provider");
   });
 
   it("adds only directories outside the checkout, each once", () => {

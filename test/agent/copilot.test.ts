@@ -1,10 +1,10 @@
 // The Copilot CLI adapter in memory: its command line, its tools, its environment, its JSON stream,
 // its usage file. The JSON lines are as the real `copilot` 1.0.102 printed them (offline, against the
-// scripted model server; test/agent/copilot-real.test.ts runs the binary itself).
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+// scripted model server; test/agent/real/ (its row) runs the binary itself).
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import {
   copilotAdapter,
   copilotArgs,
@@ -19,6 +19,16 @@ import { detectRateLimit } from "../../src/agent/rate-limit.js";
 const SESSION = "/s/session";
 const FORGE_ENV = { FORGE_SESSION_DIR: SESSION, FORGE_WALKTHROUGH_PATH: "/s/reports/walkthrough.md" };
 const line = (type: string, data: Record<string, unknown>, extra: Record<string, unknown> = {}) => JSON.stringify({ type, data, ...extra });
+
+const temps: string[] = [];
+const temp = () => {
+  const d = mkdtempSync(path.join(tmpdir(), "forge-copilot-unit-"));
+  temps.push(d);
+  return d;
+};
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
 
 describe("Copilot CLI's command line", () => {
   it("runs headless with JSON output, the kind's tools, the model, its usage file, the report folders and no questions", () => {
@@ -68,7 +78,7 @@ describe("Copilot CLI's command line", () => {
 
 describe("Copilot CLI's invocation", () => {
   it("puts the system prompt in its home's instructions, the prompt on stdin, and keeps GitHub's tokens out", () => {
-    const sessionDir = mkdtempSync(path.join(tmpdir(), "forge-copilot-unit-"));
+    const sessionDir = temp();
     const inv = copilotAdapter.invocation({
       prompt: "Do X",
       systemPrompt: "You are Forge's agent.",
@@ -107,7 +117,7 @@ describe("Copilot CLI's invocation", () => {
   it("leaves COPILOT_OFFLINE alone without a provider of its own", () => {
     const inv = copilotAdapter.invocation({
       prompt: "p",
-      cwd: mkdtempSync(path.join(tmpdir(), "forge-copilot-unit-")),
+      cwd: temp(),
       allowedTools: [],
       parentEnv: {},
       forgeEnv: {},
@@ -117,6 +127,48 @@ describe("Copilot CLI's invocation", () => {
     });
     expect(inv.command).toBe("/opt/copilot");
     expect(inv.env.COPILOT_OFFLINE).toBeUndefined();
+    expect(Object.keys(inv.env).filter((k) => k.startsWith("FORGE_COPILOT_"))).toEqual([]);
+  });
+
+  it("copies the provider to FORGE_COPILOT_* for its shell, where a `forge spawn` session takes it back", () => {
+    const provider = {
+      COPILOT_PROVIDER_TYPE: "anthropic",
+      COPILOT_PROVIDER_BASE_URL: "http://127.0.0.1:9/",
+      COPILOT_PROVIDER_API_KEY: "session-token",
+    };
+    const base = { prompt: "p", allowedTools: [], passEnv: [], extraEnv: {} };
+    const parent = copilotAdapter.invocation({
+      ...base,
+      cwd: mkdtempSync(path.join(tmpdir(), "forge-copilot-unit-")),
+      parentEnv: provider,
+      forgeEnv: {},
+    });
+    expect(parent.env).toMatchObject({
+      ...provider,
+      COPILOT_OFFLINE: "true",
+      FORGE_COPILOT_PROVIDER_TYPE: "anthropic",
+      FORGE_COPILOT_PROVIDER_BASE_URL: "http://127.0.0.1:9/",
+      FORGE_COPILOT_PROVIDER_API_KEY: "session-token",
+      FORGE_COPILOT_OFFLINE: "true",
+    });
+    // The CLI's shell keeps FORGE_* and drops COPILOT_PROVIDER_* and COPILOT_OFFLINE (1.0.102).
+    const shell = Object.fromEntries(Object.entries(parent.env).filter(([k]) => !/^COPILOT_(PROVIDER_|OFFLINE)/.test(k)));
+    const child = copilotAdapter.invocation({
+      ...base,
+      cwd: mkdtempSync(path.join(tmpdir(), "forge-copilot-unit-")),
+      parentEnv: shell,
+      forgeEnv: {},
+    });
+    expect(child.env).toMatchObject({ ...provider, COPILOT_OFFLINE: "true", FORGE_COPILOT_PROVIDER_API_KEY: "session-token" });
+    // A provider of the session's own wins over a copy in the environment it was started from.
+    const own = copilotAdapter.invocation({
+      ...base,
+      cwd: mkdtempSync(path.join(tmpdir(), "forge-copilot-unit-")),
+      parentEnv: { ...shell, COPILOT_PROVIDER_BASE_URL: "http://127.0.0.1:10/" },
+      forgeEnv: {},
+    });
+    expect(own.env.COPILOT_PROVIDER_BASE_URL).toBe("http://127.0.0.1:10/");
+    expect(own.env.COPILOT_PROVIDER_API_KEY).toBeUndefined();
   });
 });
 
@@ -222,7 +274,7 @@ const USAGE = {
 
 describe("Copilot CLI's usage file", () => {
   it("sums the tokens of every model, cache reads and writes as input, and reports them once the process ended", () => {
-    const file = path.join(mkdtempSync(path.join(tmpdir(), "forge-copilot-unit-")), "forge-usage.json");
+    const file = path.join(temp(), "forge-usage.json");
     const p = new CopilotJsonParser(file);
     expect(p.afterExit()).toEqual([]);
     writeFileSync(file, JSON.stringify(USAGE));
@@ -235,7 +287,7 @@ describe("Copilot CLI's usage file", () => {
   });
 
   it("is nothing when the file is missing, not JSON, or has no tokens", () => {
-    const dir = mkdtempSync(path.join(tmpdir(), "forge-copilot-unit-"));
+    const dir = temp();
     expect(copilotUsage(undefined)).toBeUndefined();
     expect(copilotUsage(path.join(dir, "none.json"))).toBeUndefined();
     writeFileSync(path.join(dir, "bad.json"), "{ not json");
@@ -245,7 +297,7 @@ describe("Copilot CLI's usage file", () => {
   });
 
   it("finds the usage file the invocation named", () => {
-    const sessionDir = mkdtempSync(path.join(tmpdir(), "forge-copilot-unit-"));
+    const sessionDir = temp();
     const inv = copilotAdapter.invocation({
       prompt: "p",
       cwd: "/w",

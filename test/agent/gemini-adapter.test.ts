@@ -1,15 +1,25 @@
 // The Gemini CLI adapter without the CLI: its command line, the session's CLI home (settings over
 // the runner's, the system prompt as GEMINI.md, the tools of the agent's kind) and its stream-json
-// read into progress and an outcome. test/agent/gemini-real.test.ts runs the real CLI.
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+// read into progress and an outcome. test/agent/real/ (its row) runs the real CLI.
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
-import { inAgentHome } from "../../action/src/task/files.js";
+import { afterAll, describe, expect, it } from "vitest";
+import { inAgentHome, removeAgentHomes } from "../../action/src/task/files.js";
 import { geminiAdapter, geminiArgs, GeminiStreamParser, geminiTools } from "../../src/agent/adapters/gemini.js";
 import { allowedToolsFor } from "../../src/agent/hierarchy.js";
 
 const line = (o: Record<string, unknown>) => JSON.stringify(o);
+
+const temps: string[] = [];
+const temp = (prefix: string) => {
+  const d = mkdtempSync(path.join(tmpdir(), prefix));
+  temps.push(d);
+  return d;
+};
+afterAll(() => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
 
 describe("the Gemini CLI adapter", () => {
   it("runs gemini -p headless with yolo approvals, stream-json, a concrete model, the session's folders and -r on resume", () => {
@@ -47,13 +57,13 @@ describe("the Gemini CLI adapter", () => {
   });
 
   it("writes the session's CLI home: the runner's settings under Forge's, the kind's tools, the system prompt as GEMINI.md; no model key of the host", () => {
-    const runnerHome = mkdtempSync(path.join(tmpdir(), "forge-gemini-runner-"));
+    const runnerHome = temp("forge-gemini-runner-");
     mkdirSync(path.join(runnerHome, ".gemini"));
     writeFileSync(
       path.join(runnerHome, ".gemini", "settings.json"),
       JSON.stringify({ general: { maxAttempts: 2 }, security: { auth: { selectedType: "oauth-personal" } }, ui: { theme: "x" } }),
     );
-    const sessionDir = mkdtempSync(path.join(tmpdir(), "forge-gemini-session-"));
+    const sessionDir = temp("forge-gemini-session-");
     const inv = geminiAdapter.invocation({
       prompt: "Do X",
       systemPrompt: "You are a type 3 agent.",
@@ -142,5 +152,29 @@ describe("the Gemini CLI adapter", () => {
     });
     // A success without a result event is not one.
     expect(new GeminiStreamParser().finish(0)).toMatchObject({ ok: false, errorText: "gemini ended without a result event" });
+  });
+});
+
+describe("the session's agent homes at the end of a job", () => {
+  it("the job removes every agent session's HOME and TMPDIR at its end, and nothing else of the session folder", async () => {
+    const root = temp("forge-gemini-session-");
+    const sub = path.join(root, "agent", "stages", "01-implement");
+    for (const f of [
+      "events.ndjson",
+      "home/.gemini/settings.json",
+      "tmp/scratch",
+      "agent/stages/01-implement/transcript.log",
+      "agent/stages/01-implement/home/.copilot/session-state/s/events.jsonl",
+      "agent/stages/01-implement/tmp/x",
+      "agent/notes/home/kept.md",
+    ]) {
+      mkdirSync(path.dirname(path.join(root, f)), { recursive: true });
+      writeFileSync(path.join(root, f), "x");
+    }
+    expect(await removeAgentHomes(root)).toEqual([]);
+    for (const gone of ["home", "tmp", path.join(sub, "home"), path.join(sub, "tmp")])
+      expect(existsSync(path.resolve(root, gone))).toBe(false);
+    for (const kept of ["events.ndjson", path.join(sub, "transcript.log"), "agent/notes/home/kept.md"])
+      expect(existsSync(path.resolve(root, kept))).toBe(true);
   });
 });

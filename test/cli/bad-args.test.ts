@@ -181,6 +181,8 @@ const ROWS: Record<string, Row[]> = {
     { args: ["demo", "--timeout", "abc"], says: "--timeout" },
     { args: ["demo", "--agent", "robot"], says: "--agent" },
     { args: ["demo", "--agent", ""], says: '--agent ""' },
+    { args: ["demo", "--agent", "mixd"], says: '--agent "mixd": expected scripted, claude, gemini, opencode, qwen or mixed' },
+    { args: ["demo", "--issues", "--agent", "mixed"], says: "--issues runs the scripted agent only" },
     { args: ["demo", "--latency", "fast"], says: "--latency" },
     { args: ["demo", "--latency"], says: "--latency" },
     { args: ["demo", "--out", "README.md"], says: "--out README.md: is a file, not a folder" },

@@ -152,6 +152,26 @@ describe("scripted model server: Messages API framing", () => {
     expect(r3.status).toBe(200);
     expect(server.requests.map((r) => r.status)).toEqual([429, 529, 200]);
   });
+});
+
+describe("scripted model server: errors per conversation, the API's own refusals", () => {
+  it("answers a turn's error to its conversation only, again on a retry, while other conversations go on", async () => {
+    const message = "Claude AI usage limit reached, resets at 08:00 (UTC)";
+    server = await startModelServer({
+      script: [
+        (req) =>
+          JSON.stringify(req.body.messages).includes("limited") ? { error: { status: 429, retryAfter: 0, message } } : { text: "ok" },
+      ],
+    });
+    const limited = { tools, messages: [{ role: "user", content: "the limited task" }] };
+    const r1 = await post("/v1/messages", limited);
+    expect(r1.status).toBe(429);
+    expect(r1.headers.get("retry-after")).toBe("0");
+    expect(await r1.json()).toEqual({ type: "error", error: { type: "rate_limit_error", message } });
+    expect((await post("/v1/messages", { tools, messages: [{ role: "user", content: "another task" }] })).status).toBe(200);
+    expect((await post("/v1/messages", limited)).status).toBe(429);
+    expect(server.requests.map((r) => r.status)).toEqual([429, 200, 429]);
+  });
 
   it("refuses a conversation whose tool_use has no tool_result after it, as the API does", async () => {
     server = await startModelServer({ script: [{ text: "x" }, { text: "y" }] });

@@ -14,7 +14,7 @@
  */
 import { existsSync, lstatSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, onTestFinished } from "vitest";
 import { Git } from "../../action/src/git.js";
 import { concludeMerge, mergeRef } from "../../src/agent/branches.js";
 import { runStages } from "../../src/agent/stages/index.js";
@@ -141,6 +141,7 @@ describe("the runner's git runs no driver the agent configured", () => {
     execFileSync("git", ["-C", w.repo, "checkout", "-q", "-b", branch]);
     execFileSync("git", ["-C", w.repo, "commit", "-q", "--allow-empty", "-m", "base"]);
     const git = new Git({ dir: w.repo, remote: "file:///nowhere.git", identity: { name: "Forge", email: "forge@example.invalid" } });
+    onTestFinished(() => git.close());
     await git.run(["status", "--porcelain"]);
     execFileSync("sh", [
       "-c",

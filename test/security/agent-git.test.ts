@@ -72,6 +72,7 @@ describe("the runner's git never runs the agent's configuration with the token",
       remote: w.originUrl,
       token: TOKEN,
       identity: { name: "github-actions[bot]", email: "41898282+github-actions[bot]@users.noreply.github.com" },
+      tempDir: w.dir,
     });
     const report = await runJob(w, agent, { input: { jobUrl: JOB_URL }, deps: { git } });
     if (report.kind !== "attempt") throw new Error(report.kind);

@@ -225,12 +225,14 @@ async function probeJob(
 /** What the App does at run start: the integration branch, the journal, the task branch; the task branch. */
 async function startTheRun(s: Sim, token: string, type: "1" | "refinery"): Promise<string> {
   const dir = mkdtempSync(path.join(tmpdir(), "forge-probe-e2e-"));
-  dirs.push(dir);
+  const gitTemp = mkdtempSync(path.join(tmpdir(), "forge-probe-git-"));
+  dirs.push(dir, gitTemp);
   const local = new Git({
     dir,
     remote: `${s.gitUrl}/${OWNER}/${REPO}.git`,
     token,
     identity: { name: "Forge App", email: "app@forge.invalid" },
+    tempDir: gitTemp,
   });
   await local.run(["init", "--quiet"]);
   const planCommit = (await local.fetchBranch("main"))!;

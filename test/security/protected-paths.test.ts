@@ -139,9 +139,9 @@ describe("the App checks what it merges", () => {
 describe("the runner refuses the same paths in an agent's work", () => {
   it("puts back .env files, AGENTS.override.md, other agents' instruction files, and a file renamed out of .claude/", async () => {
     const d = mkdtempSync(path.join(tmpdir(), "forge-protected-"));
+    const g = new Git({ dir: d, remote: path.join(d, "none.git"), identity: { name: "Forge", email: "forge@example.invalid" } });
     try {
       execFileSync("git", ["init", "--quiet", d]);
-      const g = new Git({ dir: d, remote: path.join(d, "none.git"), identity: { name: "Forge", email: "forge@example.invalid" } });
       const w = (rel: string, text: string) => {
         mkdirSync(path.dirname(path.join(d, rel)), { recursive: true });
         writeFileSync(path.join(d, rel), text);
@@ -170,6 +170,7 @@ describe("the runner refuses the same paths in an agent's work", () => {
       ]);
       expect((await g.stagedChanges(base)).map((c) => c.path).sort()).toEqual(["src/a.ts", "tools/settings.json"]);
     } finally {
+      g.close();
       rmSync(d, { recursive: true, force: true });
     }
   });

@@ -62,6 +62,26 @@ export function inAgentHome(root: string, rel: string): boolean {
   return false;
 }
 
+/**
+ * Removes every agent session's own HOME and TMPDIR under `root` (what `inAgentHome` keeps out of the
+ * record: the CLIs' settings, caches, conversations), once the job has recorded and uploaded what it
+ * publishes. Returns what could not be removed (a file of another OS user's, say), as messages.
+ */
+export async function removeAgentHomes(root: string, prefix = ""): Promise<string[]> {
+  const problems: string[] = [];
+  const entries = await readdir(path.join(root, prefix), { withFileTypes: true }).catch(() => []);
+  for (const e of entries) {
+    if (!e.isDirectory()) continue;
+    const rel = prefix ? `${prefix}/${e.name}` : e.name;
+    if (inAgentHome(root, `${rel}/x`)) {
+      await rm(path.join(root, rel), { recursive: true, force: true }).catch((err: unknown) => {
+        problems.push(`${rel}: ${(err as Error).message}`);
+      });
+    } else problems.push(...(await removeAgentHomes(root, rel)));
+  }
+  return problems;
+}
+
 /** Copies the session folder into the record folder; oversized files keep their head and tail. */
 export async function copyForRecord(from: string, to: string): Promise<void> {
   await rm(to, { recursive: true, force: true });

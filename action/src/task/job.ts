@@ -24,7 +24,7 @@ import { pushHead } from "./branch.js";
 import { checkoutAttempt } from "./checkout.js";
 import { collectWork, completeAttemptWalkthrough } from "./collect.js";
 import { mark, openTaskJob, type TaskAttempt } from "./context.js";
-import { inAgentHome, listFiles } from "./files.js";
+import { inAgentHome, listFiles, removeAgentHomes } from "./files.js";
 import { openPrAfterPush, publishPr } from "./pull.js";
 import { recordAttempt } from "./record.js";
 import { completeReports } from "./reports.js";
@@ -79,6 +79,8 @@ export async function taskJob(args: JobArgs): Promise<AttemptReport | NeutralRep
   mark(a, "pr_body");
 
   await uploadSession(a);
+  // Nothing of the agents' own homes outlives the job (the runner's temp folder may be kept, on a self-hosted runner).
+  for (const p of await removeAgentHomes(a.sessionDir)) a.warnings.push(`could not remove an agent's home: ${p}`);
   await a.telemetry
     ?.end(
       {

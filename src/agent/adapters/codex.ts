@@ -1,6 +1,6 @@
 /**
  * Codex CLI, non-interactive (checked against the real `codex exec` 0.169.0, offline, in
- * test/agent/codex-real.test.ts):
+ * test/agent/real/, its row):
  *
  *   codex exec --json --skip-git-repo-check --cd <cwd> -c allow_login_shell=false
  *              --sandbox workspace-write
@@ -42,18 +42,13 @@
  * is passed through. Cost is not reported.
  */
 import path from "node:path";
-import { pickEnv } from "../env.js";
 import { SPAWNABLE_BY } from "../hierarchy.js";
 import type { AgentKind } from "../types.js";
-import {
-  oneLine,
-  type Adapter,
-  type AdapterInput,
-  type AdapterOutcome,
-  type Invocation,
-  type OutputParser,
-  type ProgressDraft,
-} from "./types.js";
+import { agentEnv, HeadlessParser, sessionWritableDirs, type Json } from "./headless.js";
+import { oneLine, type Adapter, type AdapterInput, type AdapterOutcome, type Invocation, type ProgressDraft } from "./types.js";
+
+// Shared with the other headless adapters (headless.ts); still importable from here.
+export { sessionWritableDirs } from "./headless.js";
 
 export const CODEX_ENV = ["OPENAI_*", "CODEX_*", "AZURE_OPENAI_API_KEY"];
 
@@ -88,34 +83,6 @@ export function codexSandbox(input: Pick<AdapterInput, "allowedTools"> & { paren
 }
 
 /**
- * Directories outside `cwd` where Forge expects the agent to write: the session directory and the
- * report files' folders (each once, none inside `cwd` or inside another).
- */
-export function sessionWritableDirs(cwd: string, forgeEnv: Record<string, string> = {}, more: Array<string | undefined> = []): string[] {
-  const dirs = [forgeEnv.FORGE_SESSION_DIR, forgeEnv.FORGE_SIGNAL_DIR, ...more];
-  for (const file of [
-    forgeEnv.FORGE_WALKTHROUGH_PATH,
-    forgeEnv.FORGE_QUESTION_FILE,
-    forgeEnv.FORGE_CHANGE_REQUEST_FILE,
-    forgeEnv.FORGE_REFINEMENT_FILE,
-  ]) {
-    if (file) dirs.push(path.dirname(path.resolve(cwd, file)));
-  }
-  const inside = (dir: string, root: string) => {
-    const rel = path.relative(root, dir);
-    return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
-  };
-  const out: string[] = [];
-  for (const d of dirs) {
-    if (!d) continue;
-    const abs = path.resolve(cwd, d);
-    if (inside(abs, cwd) || out.some((o) => inside(abs, o))) continue;
-    out.push(abs);
-  }
-  return out;
-}
-
-/**
  * Where a Codex session writes outside `cwd` (sessionWritableDirs); for a kind that may spawn
  * sub-agents (2, 3, refinery) also CODEX_HOME (default ~/.codex), because a Codex sub-agent started
  * by its `forge spawn` runs inside this sandbox and cannot start without writing its state there
@@ -130,15 +97,30 @@ export function codexWritableDirs(cwd: string, forgeEnv: Record<string, string> 
   return sessionWritableDirs(cwd, forgeEnv, [home]);
 }
 
+/**
+ * The `-c` options that send Codex's model requests to `baseUrl` — the job's model proxy
+ * (`OPENAI_BASE_URL`, action/src/agent-access.ts) — with the key in `OPENAI_API_KEY`: a provider
+ * `forge` speaking the Responses API. Codex 0.169.0 ignores `OPENAI_BASE_URL` itself (its built-in
+ * `openai` provider goes to api.openai.com, over a WebSocket first), so without them the session
+ * would never reach the proxy.
+ */
+export function codexProviderArgs(baseUrl: string | undefined): string[] {
+  if (!baseUrl) return [];
+  const provider = `{ name = "Forge model proxy", base_url = ${JSON.stringify(baseUrl)}, wire_api = "responses", env_key = "OPENAI_API_KEY" }`;
+  return ["-c", 'model_provider="forge"', "-c", `model_providers.forge=${provider}`];
+}
+
 export function codexArgs(
   input: Pick<AdapterInput, "systemPrompt" | "model" | "modelTier" | "allowedTools" | "cwd" | "resumeSession"> & {
     parentEnv?: NodeJS.ProcessEnv;
     forgeEnv?: Record<string, string>;
+    extraEnv?: Record<string, string>;
   },
 ): string[] {
   const sandbox = codexSandbox(input);
   // Commands get the environment Forge composed (PATH with `forge` and the job's tools) as is.
   const args = ["exec", "--json", "--skip-git-repo-check", "--cd", input.cwd, "-c", "allow_login_shell=false"];
+  args.push(...codexProviderArgs(input.extraEnv?.OPENAI_BASE_URL ?? input.parentEnv?.OPENAI_BASE_URL));
   if (sandbox === "bypass") args.push("--dangerously-bypass-approvals-and-sandbox");
   else {
     args.push("--sandbox", sandbox, "-c", 'approval_policy="never"');
@@ -165,41 +147,27 @@ export const codexAdapter: Adapter = {
     return {
       command: input.binary ?? "codex",
       args: codexArgs(input),
-      env: { ...pickEnv(input.parentEnv, [...CODEX_ENV, ...input.passEnv]), ...input.forgeEnv, ...input.extraEnv },
+      env: agentEnv(input, CODEX_ENV),
       stdin: input.prompt,
     };
   },
   parser: () => new CodexJsonParser(),
 };
 
-type Json = Record<string, unknown>;
-
-export class CodexJsonParser implements OutputParser {
-  #turns = 0;
+export class CodexJsonParser extends HeadlessParser {
   #lastMessage: string | undefined;
   #threadId: string | undefined;
-  readonly #errors: string[] = [];
   #turnFailed = false;
   #completed = false;
-  readonly #running = new Set<string>();
 
-  stdoutLine(line: string): ProgressDraft[] {
-    const t = line.trim();
-    if (!t) return [];
-    let e: Json;
-    try {
-      e = JSON.parse(t) as Json;
-      if (!e || typeof e !== "object") throw new Error("not an object");
-    } catch {
-      return [{ kind: "output", summary: oneLine(line) }];
-    }
+  protected event(e: Json): ProgressDraft[] {
     switch (e.type) {
       case "thread.started":
         if (typeof e.thread_id === "string") this.#threadId = e.thread_id;
         return [{ kind: "system", summary: "thread started" }];
       case "turn.started":
-        this.#turns++;
-        return [{ kind: "system", summary: `turn ${this.#turns}` }];
+        this.turnCount++;
+        return [{ kind: "system", summary: `turn ${this.turnCount}` }];
       case "turn.completed": {
         this.#completed = true;
         const u = (e.usage ?? {}) as Json;
@@ -218,12 +186,12 @@ export class CodexJsonParser implements OutputParser {
       case "turn.failed": {
         const msg = String(((e.error ?? {}) as Json).message ?? "turn failed");
         this.#turnFailed = true;
-        this.#errors.push(msg);
+        this.errors.push(msg);
         return [{ kind: "result", summary: oneLine(`error: ${msg}`) }];
       }
       case "error": {
         const msg = String(e.message ?? "error");
-        this.#errors.push(msg);
+        this.errors.push(msg);
         return [{ kind: "stderr", summary: oneLine(msg) }];
       }
       case "item.started":
@@ -239,8 +207,8 @@ export class CodexJsonParser implements OutputParser {
     const done = phase === "item.completed";
     const id = typeof item.id === "string" ? item.id : undefined;
     if (id && (item.type === "command_execution" || item.type === "mcp_tool_call")) {
-      if (phase === "item.started") this.#running.add(id);
-      if (done) this.#running.delete(id);
+      if (phase === "item.started") this.running.add(id);
+      if (done) this.running.delete(id);
     }
     switch (item.type) {
       case "agent_message":
@@ -290,26 +258,13 @@ export class CodexJsonParser implements OutputParser {
     }
   }
 
-  stderrLine(line: string): ProgressDraft[] {
-    return line.trim() ? [{ kind: "stderr", summary: oneLine(line) }] : [];
-  }
-
-  turns(): number {
-    return this.#turns;
-  }
-
-  busy(): boolean {
-    return this.#running.size > 0;
-  }
-
   finish(exitCode: number | null): AdapterOutcome {
     // Codex reports transient stream errors (`error`) and retries them itself; only a failed turn or a
     // non-zero exit is a failure, but every message is kept for the rate-limit check.
-    const outcome: AdapterOutcome = { ok: exitCode === 0 && !this.#turnFailed, turns: this.#turns };
-    if (this.#lastMessage !== undefined) outcome.result = this.#lastMessage;
-    if (this.#threadId) outcome.sessionId = this.#threadId;
-    if (this.#errors.length > 0) outcome.errorText = this.#errors.join("\n");
-    else if (exitCode === 0 && !this.#completed) outcome.errorText = "codex ended without turn.completed";
-    return outcome;
+    return this.outcome(
+      exitCode === 0 && !this.#turnFailed,
+      { result: this.#lastMessage, sessionId: this.#threadId },
+      { exitCode, ended: this.#completed, missingEnd: "codex ended without turn.completed" },
+    );
   }
 }

@@ -1,6 +1,6 @@
 /**
  * GitHub Copilot CLI, headless, bring-your-own-key (checked against the real `copilot` 1.0.102,
- * offline, in test/agent/copilot-real.test.ts):
+ * offline, in test/agent/real/, its row):
  *
  *   copilot --output-format json --allow-all-tools --available-tools=<tools> --model <model>
  *           --no-ask-user --no-auto-update --disable-client-telemetry --no-color
@@ -36,19 +36,20 @@
  * What it cannot do: a turn limit (no flag: the wall-clock and idle limits bound it), a reasoning
  * effort per tier for a provider of one's own (tiers are models), cost in its own output.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { pickEnv } from "../env.js";
-import { sessionWritableDirs } from "./codex.js";
 import {
-  oneLine,
-  type Adapter,
-  type AdapterInput,
-  type AdapterOutcome,
-  type Invocation,
-  type OutputParser,
-  type ProgressDraft,
-} from "./types.js";
+  agentEnv,
+  HeadlessParser,
+  isObject,
+  mapTools,
+  readJsonObject,
+  sessionHome,
+  sessionWritableDirs,
+  toolCallSummary,
+  type Json,
+} from "./headless.js";
+import { oneLine, type Adapter, type AdapterInput, type AdapterOutcome, type Invocation, type ProgressDraft } from "./types.js";
 
 /** Variables Copilot CLI reads: its provider (COPILOT_PROVIDER_*), its own switches. COPILOT_HOME is Forge's. */
 export const COPILOT_ENV = ["COPILOT_*"];
@@ -75,14 +76,12 @@ const TOOL_MAP: Record<string, string[]> = {
 
 /** Copilot CLI's tools for Forge's allowed tool names (`Bash(git:*)` counts as Bash). */
 export function copilotTools(allowedTools: readonly string[]): string[] {
-  const out = new Set<string>();
-  for (const t of allowedTools) for (const c of TOOL_MAP[t.replace(/\(.*$/, "")] ?? []) out.add(c);
-  return [...out];
+  return mapTools(allowedTools, TOOL_MAP);
 }
 
 /** The session's Copilot home (COPILOT_HOME): `home/.copilot` of the session folder, never published. */
 export function copilotHome(input: Pick<AdapterInput, "forgeEnv" | "cwd">): string {
-  return path.join(input.forgeEnv.FORGE_SESSION_DIR ?? input.cwd, "home", ".copilot");
+  return path.join(sessionHome(input), ".copilot");
 }
 
 export function copilotArgs(
@@ -108,84 +107,82 @@ export const copilotAdapter: Adapter = {
     mkdirSync(home, { recursive: true });
     if (input.systemPrompt) writeFileSync(path.join(home, "copilot-instructions.md"), `${input.systemPrompt}\n`);
     const env: Record<string, string> = {
-      ...pickEnv(input.parentEnv, [...COPILOT_ENV, ...input.passEnv]),
-      ...input.forgeEnv,
-      ...input.extraEnv,
+      ...agentEnv(input, COPILOT_ENV),
       COPILOT_HOME: home,
       COPILOT_AUTO_UPDATE: "false",
     };
     // A provider of one's own (the job's model proxy): nothing else of GitHub's is reached.
     if (env.COPILOT_PROVIDER_BASE_URL && env.COPILOT_OFFLINE === undefined) env.COPILOT_OFFLINE = "true";
-    return { command: input.binary ?? "copilot", args: copilotArgs(input), env, stdin: input.prompt };
+    return {
+      command: input.binary ?? "copilot",
+      args: copilotArgs(input),
+      env: withShellProvider(env, input.parentEnv),
+      stdin: input.prompt,
+    };
   },
   parser: (invocation?: Invocation) => new CopilotJsonParser(usageFileOf(invocation)),
 };
+
+/** The variables of the session's provider, which Copilot CLI keeps out of its shell tool's environment. */
+const PROVIDER_VAR = /^COPILOT_(?:PROVIDER_[A-Z_]+|OFFLINE)$/;
+
+/**
+ * Copilot CLI leaves its provider's variables (COPILOT_PROVIDER_*, COPILOT_OFFLINE) out of the
+ * environment of the commands its shell tool runs: a `forge spawn` there would start its Copilot
+ * sub-agent with no provider (and the CLI would ask for a GitHub sign-in). So the session gets them
+ * twice, the copy named `FORGE_<name>`, which the shell keeps; a session started from that shell (no
+ * COPILOT_PROVIDER_* of its own) takes its provider from the copy.
+ */
+export function withShellProvider(env: Record<string, string>, parentEnv: NodeJS.ProcessEnv): Record<string, string> {
+  const out = { ...env };
+  if (!Object.keys(out).some((k) => PROVIDER_VAR.test(k)))
+    for (const [k, v] of Object.entries(parentEnv))
+      if (v !== undefined && k.startsWith("FORGE_") && PROVIDER_VAR.test(k.slice(6)) && out[k.slice(6)] === undefined) out[k.slice(6)] = v;
+  for (const [k, v] of Object.entries(out)) if (PROVIDER_VAR.test(k)) out[`FORGE_${k}`] = v;
+  return out;
+}
 
 function usageFileOf(invocation: Invocation | undefined): string | undefined {
   const i = invocation?.args.indexOf("--usage-output-file") ?? -1;
   return i >= 0 ? invocation!.args[i + 1] : undefined;
 }
 
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
-
 /** The tokens of a `--usage-output-file`, summed over its models; undefined when it is missing or unreadable. */
 export function copilotUsage(file: string | undefined): { input: number; output: number; model?: string } | undefined {
-  if (!file || !existsSync(file)) return undefined;
-  try {
-    const parsed: unknown = JSON.parse(readFileSync(file, "utf8"));
-    const metrics = isObject(parsed) && isObject(parsed.modelMetrics) ? parsed.modelMetrics : {};
-    let input = 0;
-    let output = 0;
-    for (const m of Object.values(metrics)) {
-      const u = isObject(m) && isObject(m.usage) ? m.usage : {};
-      const n = (k: string) => (typeof u[k] === "number" ? u[k] : 0);
-      input += n("inputTokens") + n("cacheReadTokens") + n("cacheWriteTokens");
-      output += n("outputTokens");
-    }
-    const model = Object.keys(metrics)[0];
-    return { input, output, ...(model ? { model } : {}) };
-  } catch {
-    return undefined;
+  const parsed = readJsonObject(file);
+  if (!parsed) return undefined;
+  const metrics = isObject(parsed.modelMetrics) ? parsed.modelMetrics : {};
+  let input = 0;
+  let output = 0;
+  for (const m of Object.values(metrics)) {
+    const u = isObject(m) && isObject(m.usage) ? m.usage : {};
+    const n = (k: string) => (typeof u[k] === "number" ? u[k] : 0);
+    input += n("inputTokens") + n("cacheReadTokens") + n("cacheWriteTokens");
+    output += n("outputTokens");
   }
+  const model = Object.keys(metrics)[0];
+  return { input, output, ...(model ? { model } : {}) };
 }
 
 /** Forge's names for the CLI's tools, in progress events (as Claude Code's and Codex's are). */
 const FORGE_TOOL: Record<string, string> = { create: "Write", edit: "Edit", bash: "Bash", view: "Read", grep: "Grep", glob: "Glob" };
 
-function toolSummary(name: string, args: unknown): string {
-  const a = isObject(args) ? args : {};
-  const target = a.path ?? a.command ?? a.pattern ?? a.url;
-  return oneLine(`${FORGE_TOOL[name] ?? name}${typeof target === "string" ? ` ${target}` : ""}`, 160);
-}
-
-export class CopilotJsonParser implements OutputParser {
-  #turns = 0;
+export class CopilotJsonParser extends HeadlessParser {
   #lastText: string | undefined;
   #sessionId: string | undefined;
   #model: string | undefined;
   #result: Json | undefined;
   #status: number | undefined;
-  readonly #errors: string[] = [];
-  readonly #open = new Set<string>();
 
-  constructor(readonly usageFile?: string) {}
+  constructor(readonly usageFile?: string) {
+    super();
+  }
 
-  stdoutLine(line: string): ProgressDraft[] {
-    const t = line.trim();
-    if (!t) return [];
-    let e: Json;
-    try {
-      const parsed: unknown = t.startsWith("{") ? JSON.parse(t) : undefined;
-      if (!isObject(parsed)) throw new Error("not an object");
-      e = parsed;
-    } catch {
-      return [{ kind: "output", summary: oneLine(line) }];
-    }
+  protected event(e: Json): ProgressDraft[] {
     const d = isObject(e.data) ? e.data : {};
     switch (e.type) {
       case "assistant.turn_start":
-        this.#turns++;
+        this.turnCount++;
         return [];
       case "assistant.message": {
         if (typeof d.model === "string") this.#model = d.model;
@@ -195,11 +192,11 @@ export class CopilotJsonParser implements OutputParser {
       }
       case "tool.execution_start": {
         const name = String(d.toolName ?? "tool");
-        if (typeof d.toolCallId === "string") this.#open.add(d.toolCallId);
-        return [{ kind: "tool_use", tool: FORGE_TOOL[name] ?? name, summary: toolSummary(name, d.arguments) }];
+        if (typeof d.toolCallId === "string") this.running.add(d.toolCallId);
+        return [{ kind: "tool_use", tool: FORGE_TOOL[name] ?? name, summary: toolCallSummary(FORGE_TOOL[name] ?? name, d.arguments) }];
       }
       case "tool.execution_complete": {
-        if (typeof d.toolCallId === "string") this.#open.delete(d.toolCallId);
+        if (typeof d.toolCallId === "string") this.running.delete(d.toolCallId);
         const r = isObject(d.result) ? d.result : {};
         const err = isObject(d.error) ? String(d.error.message ?? "") : "";
         const text = d.success === false ? `error: ${err || String(r.content ?? "")}` : String(r.content ?? "");
@@ -208,7 +205,7 @@ export class CopilotJsonParser implements OutputParser {
       case "session.error": {
         const msg = String(d.message ?? d.errorType ?? "error");
         if (typeof d.statusCode === "number") this.#status = d.statusCode;
-        this.#errors.push(msg);
+        this.errors.push(msg);
         return [{ kind: "stderr", summary: oneLine(`${String(d.errorType ?? "error")}: ${msg}`) }];
       }
       case "session.warning":
@@ -229,30 +226,18 @@ export class CopilotJsonParser implements OutputParser {
     return { kind: "result", summary: oneLine(text) };
   }
 
-  stderrLine(line: string): ProgressDraft[] {
-    return line.trim() ? [{ kind: "stderr", summary: oneLine(line) }] : [];
-  }
-
-  turns(): number {
-    return this.#turns;
-  }
-
-  busy(): boolean {
-    return this.#open.size > 0;
-  }
-
   finish(exitCode: number | null): AdapterOutcome {
     const r = this.#result;
-    const outcome: AdapterOutcome = { ok: exitCode === 0 && r !== undefined && (r.exitCode ?? 0) === 0, turns: this.#turns };
-    if (this.#lastText !== undefined) outcome.result = this.#lastText;
-    const usage = copilotUsage(this.usageFile);
-    const model = this.#model ?? usage?.model;
-    if (model) outcome.model = model;
-    if (this.#sessionId) outcome.sessionId = this.#sessionId;
-    if (this.#status !== undefined) outcome.apiErrorStatus = this.#status;
-    if (this.#errors.length > 0) outcome.errorText = this.#errors.join("\n");
-    else if (exitCode === 0 && !r) outcome.errorText = "copilot ended without a result event";
-    return outcome;
+    return this.outcome(
+      exitCode === 0 && r !== undefined && (r.exitCode ?? 0) === 0,
+      {
+        result: this.#lastText,
+        model: this.#model ?? copilotUsage(this.usageFile)?.model,
+        sessionId: this.#sessionId,
+        apiErrorStatus: this.#status,
+      },
+      { exitCode, ended: r !== undefined, missingEnd: "copilot ended without a result event" },
+    );
   }
 
   /** The session's tokens, from `--usage-output-file` (written as the process ends). */

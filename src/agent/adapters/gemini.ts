@@ -1,6 +1,6 @@
 /**
  * Gemini CLI, headless (checked against the real `gemini` 0.61.0, offline, in
- * test/agent/gemini-real.test.ts):
+ * test/agent/real/, its row):
  *
  *   gemini -p <prompt> --approval-mode yolo --skip-trust -o stream-json -m <model> [-r <session id>]
  *
@@ -35,20 +35,21 @@
  * The prompt goes on stdin when it is longer than one argument may be (`-p` is appended to stdin's
  * input); its key is GEMINI_API_KEY (or GOOGLE_API_KEY).
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { pickEnv } from "../env.js";
-import { sessionWritableDirs } from "./codex.js";
-import { isObject, mapTools, mergeJson, readJsonLine, sessionHome, stderrDrafts, toolCallSummary, type Json } from "./headless.js";
 import {
-  oneLine,
-  type Adapter,
-  type AdapterInput,
-  type AdapterOutcome,
-  type Invocation,
-  type OutputParser,
-  type ProgressDraft,
-} from "./types.js";
+  agentEnv,
+  HeadlessParser,
+  isObject,
+  mapTools,
+  mergeJson,
+  readJsonObject,
+  sessionHome,
+  sessionWritableDirs,
+  toolCallSummary,
+  type Json,
+} from "./headless.js";
+import { oneLine, type Adapter, type AdapterInput, type AdapterOutcome, type Invocation, type ProgressDraft } from "./types.js";
 
 /** Variables Gemini CLI reads: its key and endpoint, its own switches. GEMINI_CLI_HOME is Forge's. */
 export const GEMINI_ENV = ["GEMINI_*", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"];
@@ -113,13 +114,7 @@ export function writeGeminiSettings(home: string, settings: Json, base: Json = {
 /** The runner's own settings: its GEMINI_CLI_HOME's, else its HOME's; `{}` when none or unreadable. */
 function runnerSettings(env: NodeJS.ProcessEnv): Json {
   const home = env.GEMINI_CLI_HOME || env.HOME;
-  if (!home || !existsSync(geminiSettingsPath(home))) return {};
-  try {
-    const parsed: unknown = JSON.parse(readFileSync(geminiSettingsPath(home), "utf8"));
-    return isObject(parsed) ? parsed : {};
-  } catch {
-    return {};
-  }
+  return (home && readJsonObject(geminiSettingsPath(home))) || {};
 }
 
 /**
@@ -158,9 +153,7 @@ export const geminiAdapter: Adapter = {
       command: input.binary ?? "gemini",
       args,
       env: {
-        ...pickEnv(input.parentEnv, [...GEMINI_ENV, ...input.passEnv]),
-        ...input.forgeEnv,
-        ...input.extraEnv,
+        ...agentEnv(input, GEMINI_ENV),
         GEMINI_CLI_HOME: home,
         // One process: the CLI otherwise starts itself again as a child to raise its heap limit.
         GEMINI_CLI_NO_RELAUNCH: "true",
@@ -174,8 +167,7 @@ export const geminiAdapter: Adapter = {
 /** Forge's names for the CLI's tools, in progress events (as Claude Code's and Codex's are). */
 const FORGE_TOOL: Record<string, string> = { write_file: "Write", replace: "Edit", run_shell_command: "Bash", read_file: "Read" };
 
-export class GeminiStreamParser implements OutputParser {
-  #turns = 0;
+export class GeminiStreamParser extends HeadlessParser {
   /** A model response starts with the next message or tool call (at the start, after tool results). */
   #newTurn = true;
   #text = "";
@@ -183,13 +175,8 @@ export class GeminiStreamParser implements OutputParser {
   #sessionId: string | undefined;
   #model: string | undefined;
   #result: Json | undefined;
-  readonly #errors: string[] = [];
-  readonly #open = new Set<string>();
 
-  stdoutLine(line: string): ProgressDraft[] {
-    const read = readJsonLine(line);
-    if ("drafts" in read) return read.drafts;
-    const e = read.event;
+  protected event(e: Json): ProgressDraft[] {
     switch (e.type) {
       case "init":
         if (typeof e.session_id === "string") this.#sessionId = e.session_id;
@@ -206,20 +193,20 @@ export class GeminiStreamParser implements OutputParser {
         const drafts = this.#flush();
         this.#startTurn();
         const name = String(e.tool_name ?? "tool");
-        if (typeof e.tool_id === "string") this.#open.add(e.tool_id);
+        if (typeof e.tool_id === "string") this.running.add(e.tool_id);
         drafts.push({ kind: "tool_use", tool: FORGE_TOOL[name] ?? name, summary: toolCallSummary(name, e.parameters) });
         return drafts;
       }
       case "tool_result": {
         this.#newTurn = true;
-        if (typeof e.tool_id === "string") this.#open.delete(e.tool_id);
+        if (typeof e.tool_id === "string") this.running.delete(e.tool_id);
         const err = isObject(e.error) ? String(e.error.message ?? "") : "";
         const text = e.status === "error" ? `error: ${err || String(e.output ?? "")}` : String(e.output ?? "");
         return [{ kind: "tool_result", summary: oneLine(text) }];
       }
       case "error": {
         const msg = String(e.message ?? "error");
-        if (e.severity === "error") this.#errors.push(msg);
+        if (e.severity === "error") this.errors.push(msg);
         return [{ kind: "stderr", summary: oneLine(msg) }];
       }
       case "result":
@@ -231,7 +218,7 @@ export class GeminiStreamParser implements OutputParser {
 
   #startTurn(): void {
     if (!this.#newTurn) return;
-    this.#turns++;
+    this.turnCount++;
     this.#newTurn = false;
   }
 
@@ -252,7 +239,7 @@ export class GeminiStreamParser implements OutputParser {
     const output = typeof stats.output_tokens === "number" ? stats.output_tokens : undefined;
     const tokens = input !== undefined && output !== undefined ? ` (${input} input, ${output} output tokens)` : "";
     const error = isObject(e.error) ? String(e.error.message ?? e.error.type ?? "error") : "";
-    if (error) this.#errors.push(error);
+    if (error) this.errors.push(error);
     const text = e.status === "error" ? `error: ${error}` : `done${tokens}${this.#lastText ? `: ${this.#lastText}` : ""}`;
     return {
       kind: "result",
@@ -261,28 +248,18 @@ export class GeminiStreamParser implements OutputParser {
     };
   }
 
-  stderrLine(line: string): ProgressDraft[] {
-    return stderrDrafts(line);
-  }
-
-  turns(): number {
-    return this.#turns;
-  }
-
-  busy(): boolean {
-    return this.#open.size > 0;
-  }
-
   finish(exitCode: number | null): AdapterOutcome {
     const r = this.#result;
-    const outcome: AdapterOutcome = { ok: exitCode === 0 && r?.status === "success", turns: this.#turns };
-    if (this.#lastText !== undefined) outcome.result = this.#lastText;
-    if (this.#model) outcome.model = this.#model;
-    if (this.#sessionId) outcome.sessionId = this.#sessionId;
-    // The CLI's exit code for an API error it gave up on after a 429 (its retries spent, or a quota).
-    if (exitCode === GEMINI_EXIT.quota) outcome.apiErrorStatus = 429;
-    if (this.#errors.length > 0) outcome.errorText = this.#errors.join("\n");
-    else if (exitCode === 0 && !r) outcome.errorText = "gemini ended without a result event";
-    return outcome;
+    return this.outcome(
+      exitCode === 0 && r?.status === "success",
+      {
+        result: this.#lastText,
+        model: this.#model,
+        sessionId: this.#sessionId,
+        // The CLI's exit code for an API error it gave up on after a 429 (its retries spent, or a quota).
+        ...(exitCode === GEMINI_EXIT.quota ? { apiErrorStatus: 429 } : {}),
+      },
+      { exitCode, ended: r !== undefined, missingEnd: "gemini ended without a result event" },
+    );
   }
 }

@@ -1,10 +1,13 @@
 /**
- * What the headless CLI adapters share (Gemini CLI, opencode, Qwen Code, Codex): reading one JSON
- * event per stdout line, the session's own CLI home (kept out of the record the runner publishes),
- * merging Forge's settings over the runner's own, and the text-then-tools bookkeeping of a model turn.
+ * What the headless CLI adapters share (Codex, Gemini CLI, opencode, Qwen Code, Copilot CLI): the
+ * agent's environment, the folders it may write outside the checkout, reading one JSON event per
+ * stdout line (HeadlessParser: turns, running tools, errors, the outcome), the session's own CLI home
+ * (kept out of the record the runner publishes), and merging Forge's settings over the runner's own.
  */
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { oneLine, type AdapterInput, type ProgressDraft } from "./types.js";
+import { pickEnv } from "../env.js";
+import { oneLine, type AdapterInput, type AdapterOutcome, type OutputParser, type ProgressDraft } from "./types.js";
 
 export type Json = Record<string, unknown>;
 export const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -24,6 +27,56 @@ export function readJsonLine(line: string): { event: Json } | { drafts: Progress
 
 /** A stderr line as a progress event. */
 export const stderrDrafts = (line: string): ProgressDraft[] => (line.trim() ? [{ kind: "stderr", summary: oneLine(line) }] : []);
+
+/** A JSON file's object; undefined when the file is missing, unreadable or not an object. */
+export function readJsonObject(file: string | undefined): Json | undefined {
+  if (!file || !existsSync(file)) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(readFileSync(file, "utf8"));
+    return isObject(parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The agent's environment: the host's variables its CLI reads (`names`, patterns as pickEnv takes
+ * them) and those the configuration passes, then Forge's, then the caller's own.
+ */
+export function agentEnv(
+  input: Pick<AdapterInput, "parentEnv" | "passEnv" | "forgeEnv" | "extraEnv">,
+  names: readonly string[],
+): Record<string, string> {
+  return { ...pickEnv(input.parentEnv, [...names, ...input.passEnv]), ...input.forgeEnv, ...input.extraEnv };
+}
+
+/**
+ * Directories outside `cwd` where Forge expects the agent to write: the session directory and the
+ * report files' folders (each once, none inside `cwd` or inside another).
+ */
+export function sessionWritableDirs(cwd: string, forgeEnv: Record<string, string> = {}, more: Array<string | undefined> = []): string[] {
+  const dirs = [forgeEnv.FORGE_SESSION_DIR, forgeEnv.FORGE_SIGNAL_DIR, ...more];
+  for (const file of [
+    forgeEnv.FORGE_WALKTHROUGH_PATH,
+    forgeEnv.FORGE_QUESTION_FILE,
+    forgeEnv.FORGE_CHANGE_REQUEST_FILE,
+    forgeEnv.FORGE_REFINEMENT_FILE,
+  ]) {
+    if (file) dirs.push(path.dirname(path.resolve(cwd, file)));
+  }
+  const inside = (dir: string, root: string) => {
+    const rel = path.relative(root, dir);
+    return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
+  };
+  const out: string[] = [];
+  for (const d of dirs) {
+    if (!d) continue;
+    const abs = path.resolve(cwd, d);
+    if (inside(abs, cwd) || out.some((o) => inside(abs, o))) continue;
+    out.push(abs);
+  }
+  return out;
+}
 
 /** `over` over `base`, key by key, objects merged. */
 export function mergeJson(base: Json, over: Json): Json {
@@ -54,4 +107,62 @@ export function mapTools(allowedTools: readonly string[], map: Readonly<Record<s
   const out = new Set<string>();
   for (const t of allowedTools) for (const g of map[t.replace(/\(.*$/, "")] ?? []) out.add(g);
   return [...out];
+}
+
+/** What a parser learnt that its outcome reports, besides whether the session ended well. */
+export interface OutcomeFields {
+  result?: string;
+  model?: string;
+  sessionId?: string;
+  costUsd?: number;
+  apiErrorStatus?: number;
+}
+
+/**
+ * The parser of a CLI that prints one JSON event per stdout line: a line that is no JSON object is
+ * progress as it is, stderr is progress, and the parser keeps the model turns, the tool calls still
+ * running (for the idle limit) and the errors the CLI reported. `event` reads one event; `outcome`
+ * builds what `finish` returns: the errors, else `missingEnd` when the CLI exited 0 without the
+ * event that ends a session well (`ended`).
+ */
+export abstract class HeadlessParser implements OutputParser {
+  protected turnCount = 0;
+  protected readonly errors: string[] = [];
+  protected readonly running = new Set<string>();
+
+  protected abstract event(e: Json): ProgressDraft[];
+  abstract finish(exitCode: number | null): AdapterOutcome;
+
+  stdoutLine(line: string): ProgressDraft[] {
+    const read = readJsonLine(line);
+    return "drafts" in read ? read.drafts : this.event(read.event);
+  }
+
+  stderrLine(line: string): ProgressDraft[] {
+    return stderrDrafts(line);
+  }
+
+  turns(): number {
+    return this.turnCount;
+  }
+
+  busy(): boolean {
+    return this.running.size > 0;
+  }
+
+  protected outcome(
+    ok: boolean,
+    fields: OutcomeFields,
+    end: { exitCode: number | null; ended: boolean; missingEnd: string },
+  ): AdapterOutcome {
+    const outcome: AdapterOutcome = { ok, turns: this.turnCount };
+    if (fields.result !== undefined) outcome.result = fields.result;
+    if (fields.model) outcome.model = fields.model;
+    if (fields.sessionId) outcome.sessionId = fields.sessionId;
+    if (fields.costUsd) outcome.costUsd = fields.costUsd;
+    if (fields.apiErrorStatus !== undefined) outcome.apiErrorStatus = fields.apiErrorStatus;
+    if (this.errors.length > 0) outcome.errorText = this.errors.join("\n");
+    else if (end.exitCode === 0 && !end.ended) outcome.errorText = end.missingEnd;
+    return outcome;
+  }
 }

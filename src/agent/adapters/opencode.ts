@@ -1,6 +1,6 @@
 /**
  * opencode, headless (checked against the real `opencode` 1.18.33, offline, in
- * test/agent/opencode-real.test.ts):
+ * test/agent/real/, its row):
  *
  *   opencode run --format json --pure -m forge/<model> [-s <session id>]   (the prompt on stdin)
  *
@@ -32,19 +32,20 @@
  * (`"${arg.replace(/"/g, '\\"')}"` in its `run` command), so a task's front matter would no longer be
  * the YAML Forge wrote (`title: \"A: b\"`), nor its code blocks the code.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { pickEnv } from "../env.js";
-import { isObject, mapTools, mergeJson, readJsonLine, sessionHome, stderrDrafts, toolCallSummary, type Json } from "./headless.js";
 import {
-  oneLine,
-  type Adapter,
-  type AdapterInput,
-  type AdapterOutcome,
-  type Invocation,
-  type OutputParser,
-  type ProgressDraft,
-} from "./types.js";
+  agentEnv,
+  HeadlessParser,
+  isObject,
+  mapTools,
+  mergeJson,
+  readJsonObject,
+  sessionHome,
+  toolCallSummary,
+  type Json,
+} from "./headless.js";
+import { oneLine, type Adapter, type AdapterInput, type AdapterOutcome, type Invocation, type ProgressDraft } from "./types.js";
 
 /** Variables opencode's Forge provider reads: the key (the proxy's token) and the proxy's URL. */
 export const OPENCODE_ENV = ["OPENAI_API_KEY", "OPENAI_BASE_URL"];
@@ -112,14 +113,7 @@ export const opencodeConfigPath = (home: string) => path.join(home, "opencode.js
 
 /** The runner's own opencode config (its OPENCODE_CONFIG), under Forge's; `{}` when none or unreadable. */
 function runnerConfig(env: NodeJS.ProcessEnv): Json {
-  const file = env.OPENCODE_CONFIG;
-  if (!file || !existsSync(file)) return {};
-  try {
-    const parsed: unknown = JSON.parse(readFileSync(file, "utf8"));
-    return isObject(parsed) ? parsed : {};
-  } catch {
-    return {};
-  }
+  return readJsonObject(env.OPENCODE_CONFIG) ?? {};
 }
 
 export function opencodeArgs(input: Pick<AdapterInput, "prompt" | "model" | "resumeSession">): { args: string[]; stdin: string } {
@@ -150,7 +144,7 @@ export const opencodeAdapter: Adapter = {
   invocation(input: AdapterInput): Invocation {
     const home = sessionHome(input);
     mkdirSync(home, { recursive: true });
-    const env = { ...pickEnv(input.parentEnv, [...OPENCODE_ENV, ...input.passEnv]), ...input.forgeEnv, ...input.extraEnv };
+    const env = agentEnv(input, OPENCODE_ENV);
     let instructions: string | undefined;
     if (input.systemPrompt) {
       instructions = path.join(home, "forge-instructions.md");
@@ -179,25 +173,20 @@ const FORGE_TOOL: Record<string, string> = { write: "Write", edit: "Edit", bash:
 
 const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : 0);
 
-export class OpencodeJsonParser implements OutputParser {
-  #turns = 0;
+export class OpencodeJsonParser extends HeadlessParser {
   #lastText: string | undefined;
   #sessionId: string | undefined;
   #stopped = false;
   #cost = 0;
   #tokens = { input: 0, output: 0 };
   #status: number | undefined;
-  readonly #errors: string[] = [];
 
-  stdoutLine(line: string): ProgressDraft[] {
-    const read = readJsonLine(line);
-    if ("drafts" in read) return read.drafts;
-    const e = read.event;
+  protected event(e: Json): ProgressDraft[] {
     if (typeof e.sessionID === "string") this.#sessionId = e.sessionID;
     const part = isObject(e.part) ? e.part : {};
     switch (e.type) {
       case "step_start":
-        this.#turns++;
+        this.turnCount++;
         this.#stopped = false;
         return [];
       case "text":
@@ -252,26 +241,15 @@ export class OpencodeJsonParser implements OutputParser {
     if (typeof data.statusCode === "number") this.#status = data.statusCode;
     const body = typeof data.responseBody === "string" ? data.responseBody.slice(0, 500) : "";
     const message = [String(data.message ?? err.name ?? "error"), this.#status ? `(${this.#status})` : "", body].filter(Boolean).join(" ");
-    this.#errors.push(message);
+    this.errors.push(message);
     return { kind: "stderr", summary: oneLine(message) };
   }
 
-  stderrLine(line: string): ProgressDraft[] {
-    return stderrDrafts(line);
-  }
-
-  turns(): number {
-    return this.#turns;
-  }
-
   finish(exitCode: number | null): AdapterOutcome {
-    const outcome: AdapterOutcome = { ok: exitCode === 0 && this.#errors.length === 0 && this.#stopped, turns: this.#turns };
-    if (this.#lastText !== undefined) outcome.result = this.#lastText;
-    if (this.#sessionId) outcome.sessionId = this.#sessionId;
-    if (this.#cost > 0) outcome.costUsd = this.#cost;
-    if (this.#status !== undefined) outcome.apiErrorStatus = this.#status;
-    if (this.#errors.length > 0) outcome.errorText = this.#errors.join("\n");
-    else if (exitCode === 0 && !this.#stopped) outcome.errorText = "opencode ended without finishing its last step";
-    return outcome;
+    return this.outcome(
+      exitCode === 0 && this.errors.length === 0 && this.#stopped,
+      { result: this.#lastText, sessionId: this.#sessionId, costUsd: this.#cost, apiErrorStatus: this.#status },
+      { exitCode, ended: this.#stopped, missingEnd: "opencode ended without finishing its last step" },
+    );
   }
 }

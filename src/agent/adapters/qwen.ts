@@ -1,6 +1,6 @@
 /**
  * Qwen Code, headless (checked against the real `qwen` 0.24.4, offline, in
- * test/agent/qwen-real.test.ts):
+ * test/agent/real/, its row):
  *
  *   qwen -p <prompt> --auth-type openai --yolo -o stream-json -m <model>
  *        --append-system-prompt <text> --exclude-tools <t>… [--include-directories <dir>…] [-r <session id>]
@@ -25,13 +25,16 @@
  *   then a `result` with `is_error` and `[API Error: 429 <the API's message>]`, and exit 1, which
  *   Forge's rate-limit check reads.
  * The prompt goes on stdin when it is longer than one argument may be (`-p` is appended to stdin's input).
+ * - Its search tool (`grep_search`) runs the ripgrep its package vendors
+ *   (`vendor/ripgrep/<arch>-<platform>/rg` beside its entry script), which the npm package ships
+ *   without its exec bit (mode 0644 in 0.24.4's tarball): the CLI then finds it unusable and falls
+ *   back to a search of its own (or a system `rg`). The session's set-up gives the file the exec bit
+ *   of each class that may read it (qwenRipgrep), best effort.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { accessSync, chmodSync, constants, existsSync, mkdirSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { pickEnv } from "../env.js";
 import { StreamJsonParser } from "./claude.js";
-import { sessionWritableDirs } from "./codex.js";
-import { isObject, mapTools, mergeJson, sessionHome, type Json } from "./headless.js";
+import { agentEnv, mapTools, mergeJson, readJsonObject, sessionHome, sessionWritableDirs, type Json } from "./headless.js";
 import type { Adapter, AdapterInput, Invocation, ProgressDraft } from "./types.js";
 
 /** Variables Qwen Code's OpenAI auth reads: the key (the proxy's token) and the proxy's URL. */
@@ -103,14 +106,7 @@ export function qwenSettings(): Json {
 /** The runner's own settings (its QWEN_HOME's, else its HOME's `.qwen/settings.json`), under Forge's; `{}` when none or unreadable. */
 function runnerSettings(env: NodeJS.ProcessEnv): Json {
   const dir = env.QWEN_HOME || (env.HOME ? path.join(env.HOME, ".qwen") : undefined);
-  const file = dir ? path.join(dir, "settings.json") : undefined;
-  if (!file || !existsSync(file)) return {};
-  try {
-    const parsed: unknown = JSON.parse(readFileSync(file, "utf8"));
-    return isObject(parsed) ? parsed : {};
-  } catch {
-    return {};
-  }
+  return readJsonObject(dir && path.join(dir, "settings.json")) ?? {};
 }
 
 export function qwenArgs(
@@ -130,9 +126,55 @@ export function qwenArgs(
   return viaStdin ? { args, stdin: input.prompt } : { args };
 }
 
+/** The CLI's entry script: `binary` (a path, else the `qwen` first on PATH), links followed; undefined when not found. */
+function qwenEntry(binary: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  const name = binary ?? "qwen";
+  const candidates = name.includes(path.sep)
+    ? [name]
+    : (env.PATH ?? "")
+        .split(path.delimiter)
+        .filter(Boolean)
+        .map((d) => path.join(d, name));
+  for (const file of candidates) {
+    try {
+      accessSync(file, constants.X_OK);
+      return realpathSync(file);
+    } catch {
+      // not this one
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Qwen Code's vendored ripgrep for this machine, made executable by each class (owner, group,
+ * others) that may read it — the npm package ships it without the bit. Returns its path when it is
+ * there (executable or not: a file Forge may not change stays as it is); undefined when the CLI or
+ * its ripgrep is not found.
+ */
+export function qwenRipgrep(
+  binary: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+  platform: string = process.platform,
+  arch: string = process.arch,
+): string | undefined {
+  const entry = qwenEntry(binary, env);
+  if (!entry) return undefined;
+  const rg = path.join(path.dirname(entry), "vendor", "ripgrep", `${arch}-${platform}`, platform === "win32" ? "rg.exe" : "rg");
+  try {
+    const { mode } = statSync(rg);
+    const wanted = mode | ((mode & 0o444) >> 2);
+    if ((mode & 0o777) !== (wanted & 0o777)) chmodSync(rg, wanted & 0o7777);
+    return rg;
+  } catch {
+    return existsSync(rg) ? rg : undefined;
+  }
+}
+
 export const qwenAdapter: Adapter = {
   name: "qwen",
   invocation(input: AdapterInput): Invocation {
+    qwenRipgrep(input.binary, input.parentEnv);
     const home = qwenHome(input);
     mkdirSync(home, { recursive: true });
     const settings = mergeJson(runnerSettings(input.parentEnv), qwenSettings());
@@ -142,9 +184,7 @@ export const qwenAdapter: Adapter = {
       command: input.binary ?? "qwen",
       args,
       env: {
-        ...pickEnv(input.parentEnv, [...QWEN_ENV, ...input.passEnv]),
-        ...input.forgeEnv,
-        ...input.extraEnv,
+        ...agentEnv(input, QWEN_ENV),
         QWEN_HOME: home,
         // One process: the CLI otherwise starts itself again as a child.
         QWEN_CODE_NO_RELAUNCH: "true",

@@ -8,6 +8,7 @@
 import type { Command } from "commander";
 import { validatePlan } from "../../core/plan/validate.js";
 import { formatProblem } from "../../core/problems.js";
+import { DEMO_AGENTS } from "../../demo/types.js";
 import { LATENCY_PROFILE_NAMES } from "../../local-github/latency/profile.js";
 import { existingDir, integer, oneOf, positiveSeconds, writableDir } from "../args.js";
 import { runLocalGithubProgram } from "../child.js";
@@ -35,12 +36,18 @@ export function registerDemo(program: Command, { io, setExitCode }: CommandConte
     )
     .option(
       "--agent <kind>",
-      "scripted (default); claude, gemini, opencode or qwen: the real Claude Code, Gemini CLI, opencode or Qwen Code against a scripted model server",
+      "scripted (default); claude, gemini, opencode or qwen: the real Claude Code, Gemini CLI, opencode or Qwen Code in every job against a scripted model server; mixed: Claude Code, Codex and Gemini CLI per task (type 1 on claude then codex, type 2 on codex, refineries on gemini), one task moved to Codex by Claude's usage limit",
     )
-    .option("--plan <dir>", "a plan folder (default: examples/plans/textkit)")
+    .option(
+      "--plan <dir>",
+      "a plan folder (default: examples/plans/textkit), run on the agents --agent gives; a task naming an agent of its own must name one of those",
+    )
     .option("--out <dir>", "where the HTML report and the JSON result go (default: a temporary folder)")
     .option("--runners <n>", "runners available at once (default 4)")
-    .option("--timeout <seconds>", "give up after this long")
+    .option(
+      "--timeout <seconds>",
+      "give up after this long (default 10 minutes, 20 with a real agent; three times as long with --latency github)",
+    )
     .option(
       "--latency <profile>",
       "none (default): the local GitHub answers at once; github: at GitHub's speed — response times, webhook delays, runner queue time",
@@ -86,10 +93,11 @@ export function registerDemo(program: Command, { io, setExitCode }: CommandConte
 /** Every option of `forge demo`, checked before the local GitHub starts; the plan's problems (formatted), if any. */
 async function checkFlags(opts: DemoFlags, io: CliIo): Promise<string[]> {
   const { cwd } = io;
-  if (opts.agent !== undefined) oneOf("--agent", opts.agent, ["scripted", "claude", "gemini", "opencode", "qwen"]);
+  if (opts.agent !== undefined) oneOf("--agent", opts.agent, DEMO_AGENTS);
   if (opts.issues && opts.agent !== undefined && opts.agent !== "scripted") throw new CliError("--issues runs the scripted agent only");
-  if (opts.agent === "claude") requireClaudeCode("--agent claude");
-  if (opts.agent === "gemini") requireGeminiCli("--agent gemini");
+  if (opts.agent === "claude" || opts.agent === "mixed") requireClaudeCode(`--agent ${opts.agent}`);
+  if (opts.agent === "gemini" || opts.agent === "mixed") requireGeminiCli(`--agent ${opts.agent}`);
+  if (opts.agent === "mixed") requireAgentCli("--agent mixed", "Codex", "codex", "@openai/codex");
   if (opts.agent === "opencode") requireAgentCli("--agent opencode", "opencode", "opencode", "opencode-ai");
   if (opts.agent === "qwen") requireAgentCli("--agent qwen", "Qwen Code", "qwen", "@qwen-code/qwen-code");
   if (opts.runners !== undefined) integer("--runners", opts.runners, 1, 64);

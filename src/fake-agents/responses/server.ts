@@ -13,7 +13,8 @@ export interface RecordedResponsesRequest extends ScriptedRequestRecord<Response
   tokens?: { input: number; output: number };
 }
 
-export type InjectedResponsesError = ScriptedError<429 | 500 | 503 | 400 | 401 | 403>;
+/** `code`: the error's `code` in the body (default by status; OpenAI's `insufficient_quota` is a usage limit). */
+export type InjectedResponsesError = ScriptedError<429 | 500 | 503 | 400 | 401 | 403> & { code?: string };
 
 export interface ResponsesServerOptions {
   script: ResponsesScript;
@@ -43,8 +44,9 @@ const ERROR_CODES: Record<number, { type: string; code: string | null }> = {
   503: { type: "server_error", code: null },
 };
 
-function sendError(res: http.ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
-  const kind = ERROR_CODES[status] ?? { type: "server_error", code: null };
+function sendError(res: http.ServerResponse, status: number, message: string, headers: Record<string, string> = {}, code?: string): void {
+  const byStatus = ERROR_CODES[status] ?? { type: "server_error", code: null };
+  const kind = code ? { type: code, code } : byStatus;
   res.writeHead(status, { "content-type": "application/json", "x-request-id": `req_${hex(12)}`, ...headers });
   res.end(JSON.stringify({ error: { message, type: kind.type, param: null, code: kind.code } }));
 }
@@ -104,6 +106,7 @@ export async function startResponsesServer(options: ResponsesServerOptions): Pro
             error.message ??
               (error.status === 429 ? "Rate limit reached for requests" : "The server had an error while processing your request."),
             headers,
+            error.code,
           );
           return;
         }

@@ -1333,7 +1333,7 @@ var StreamJsonParser = class {
 };
 
 // src/agent/adapters/codex.ts
-import path7 from "node:path";
+import path8 from "node:path";
 
 // src/agent/hierarchy.ts
 var SPAWNABLE_BY = {
@@ -1370,16 +1370,32 @@ function allowedToolsFor(kind, _adapter = "claude") {
   return [...kind ? ALLOWED_TOOLS[kind] : EDIT];
 }
 
-// src/agent/adapters/codex.ts
-var CODEX_ENV = ["OPENAI_*", "CODEX_*", "AZURE_OPENAI_API_KEY"];
-var WRITE_TOOLS = /* @__PURE__ */ new Set(["Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"]);
-var SANDBOXES = ["read-only", "workspace-write", "danger-full-access", "bypass"];
-function codexSandbox(input) {
-  const asked = input.parentEnv?.FORGE_CODEX_SANDBOX?.trim();
-  if (asked && SANDBOXES.includes(asked)) return asked;
-  if (input.parentEnv?.CODEX_THREAD_ID) return "danger-full-access";
-  if (input.parentEnv?.GITHUB_ACTIONS === "true") return "bypass";
-  return input.allowedTools.some((t) => WRITE_TOOLS.has(t.replace(/\(.*$/, ""))) ? "workspace-write" : "read-only";
+// src/agent/adapters/headless.ts
+import { existsSync as existsSync3, readFileSync } from "node:fs";
+import path7 from "node:path";
+var isObject = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
+function readJsonLine(line) {
+  const t = line.trim();
+  if (!t) return { drafts: [] };
+  try {
+    const parsed = t.startsWith("{") ? JSON.parse(t) : void 0;
+    if (isObject(parsed)) return { event: parsed };
+  } catch {
+  }
+  return { drafts: [{ kind: "output", summary: oneLine(line) }] };
+}
+var stderrDrafts = (line) => line.trim() ? [{ kind: "stderr", summary: oneLine(line) }] : [];
+function readJsonObject(file) {
+  if (!file || !existsSync3(file)) return void 0;
+  try {
+    const parsed = JSON.parse(readFileSync(file, "utf8"));
+    return isObject(parsed) ? parsed : void 0;
+  } catch {
+    return void 0;
+  }
+}
+function agentEnv(input, names) {
+  return { ...pickEnv(input.parentEnv, [...names, ...input.passEnv]), ...input.forgeEnv, ...input.extraEnv };
 }
 function sessionWritableDirs(cwd, forgeEnv = {}, more = []) {
   const dirs = [forgeEnv.FORGE_SESSION_DIR, forgeEnv.FORGE_SIGNAL_DIR, ...more];
@@ -1404,14 +1420,79 @@ function sessionWritableDirs(cwd, forgeEnv = {}, more = []) {
   }
   return out;
 }
+function mergeJson(base, over) {
+  const out = { ...base };
+  for (const [k, v] of Object.entries(over)) out[k] = isObject(v) && isObject(base[k]) ? mergeJson(base[k], v) : v;
+  return out;
+}
+function sessionHome(input) {
+  return path7.join(input.forgeEnv.FORGE_SESSION_DIR ?? input.cwd, "home");
+}
+function toolCallSummary(name, params) {
+  const p = isObject(params) ? params : {};
+  const target = p.file_path ?? p.filePath ?? p.absolute_path ?? p.path ?? p.command ?? p.pattern ?? p.dir_path ?? p.url ?? p.query ?? p.description;
+  return oneLine(`${name}${typeof target === "string" ? ` ${target}` : ""}`, 160);
+}
+function mapTools(allowedTools, map) {
+  const out = /* @__PURE__ */ new Set();
+  for (const t of allowedTools) for (const g of map[t.replace(/\(.*$/, "")] ?? []) out.add(g);
+  return [...out];
+}
+var HeadlessParser = class {
+  turnCount = 0;
+  errors = [];
+  running = /* @__PURE__ */ new Set();
+  stdoutLine(line) {
+    const read = readJsonLine(line);
+    return "drafts" in read ? read.drafts : this.event(read.event);
+  }
+  stderrLine(line) {
+    return stderrDrafts(line);
+  }
+  turns() {
+    return this.turnCount;
+  }
+  busy() {
+    return this.running.size > 0;
+  }
+  outcome(ok, fields, end) {
+    const outcome = { ok, turns: this.turnCount };
+    if (fields.result !== void 0) outcome.result = fields.result;
+    if (fields.model) outcome.model = fields.model;
+    if (fields.sessionId) outcome.sessionId = fields.sessionId;
+    if (fields.costUsd) outcome.costUsd = fields.costUsd;
+    if (fields.apiErrorStatus !== void 0) outcome.apiErrorStatus = fields.apiErrorStatus;
+    if (this.errors.length > 0) outcome.errorText = this.errors.join("\n");
+    else if (end.exitCode === 0 && !end.ended) outcome.errorText = end.missingEnd;
+    return outcome;
+  }
+};
+
+// src/agent/adapters/codex.ts
+var CODEX_ENV = ["OPENAI_*", "CODEX_*", "AZURE_OPENAI_API_KEY"];
+var WRITE_TOOLS = /* @__PURE__ */ new Set(["Write", "Edit", "MultiEdit", "NotebookEdit", "Bash"]);
+var SANDBOXES = ["read-only", "workspace-write", "danger-full-access", "bypass"];
+function codexSandbox(input) {
+  const asked = input.parentEnv?.FORGE_CODEX_SANDBOX?.trim();
+  if (asked && SANDBOXES.includes(asked)) return asked;
+  if (input.parentEnv?.CODEX_THREAD_ID) return "danger-full-access";
+  if (input.parentEnv?.GITHUB_ACTIONS === "true") return "bypass";
+  return input.allowedTools.some((t) => WRITE_TOOLS.has(t.replace(/\(.*$/, ""))) ? "workspace-write" : "read-only";
+}
 function codexWritableDirs(cwd, forgeEnv = {}, parentEnv = {}) {
   const kind = forgeEnv.FORGE_AGENT_TYPE;
-  const home = kind && (SPAWNABLE_BY[kind]?.length ?? 0) > 0 ? parentEnv.CODEX_HOME || (parentEnv.HOME ? path7.join(parentEnv.HOME, ".codex") : void 0) : void 0;
+  const home = kind && (SPAWNABLE_BY[kind]?.length ?? 0) > 0 ? parentEnv.CODEX_HOME || (parentEnv.HOME ? path8.join(parentEnv.HOME, ".codex") : void 0) : void 0;
   return sessionWritableDirs(cwd, forgeEnv, [home]);
+}
+function codexProviderArgs(baseUrl) {
+  if (!baseUrl) return [];
+  const provider = `{ name = "Forge model proxy", base_url = ${JSON.stringify(baseUrl)}, wire_api = "responses", env_key = "OPENAI_API_KEY" }`;
+  return ["-c", 'model_provider="forge"', "-c", `model_providers.forge=${provider}`];
 }
 function codexArgs(input) {
   const sandbox = codexSandbox(input);
   const args = ["exec", "--json", "--skip-git-repo-check", "--cd", input.cwd, "-c", "allow_login_shell=false"];
+  args.push(...codexProviderArgs(input.extraEnv?.OPENAI_BASE_URL ?? input.parentEnv?.OPENAI_BASE_URL));
   if (sandbox === "bypass") args.push("--dangerously-bypass-approvals-and-sandbox");
   else {
     args.push("--sandbox", sandbox, "-c", 'approval_policy="never"');
@@ -1433,37 +1514,25 @@ var codexAdapter = {
     return {
       command: input.binary ?? "codex",
       args: codexArgs(input),
-      env: { ...pickEnv(input.parentEnv, [...CODEX_ENV, ...input.passEnv]), ...input.forgeEnv, ...input.extraEnv },
+      env: agentEnv(input, CODEX_ENV),
       stdin: input.prompt
     };
   },
   parser: () => new CodexJsonParser()
 };
-var CodexJsonParser = class {
-  #turns = 0;
+var CodexJsonParser = class extends HeadlessParser {
   #lastMessage;
   #threadId;
-  #errors = [];
   #turnFailed = false;
   #completed = false;
-  #running = /* @__PURE__ */ new Set();
-  stdoutLine(line) {
-    const t = line.trim();
-    if (!t) return [];
-    let e;
-    try {
-      e = JSON.parse(t);
-      if (!e || typeof e !== "object") throw new Error("not an object");
-    } catch {
-      return [{ kind: "output", summary: oneLine(line) }];
-    }
+  event(e) {
     switch (e.type) {
       case "thread.started":
         if (typeof e.thread_id === "string") this.#threadId = e.thread_id;
         return [{ kind: "system", summary: "thread started" }];
       case "turn.started":
-        this.#turns++;
-        return [{ kind: "system", summary: `turn ${this.#turns}` }];
+        this.turnCount++;
+        return [{ kind: "system", summary: `turn ${this.turnCount}` }];
       case "turn.completed": {
         this.#completed = true;
         const u = e.usage ?? {};
@@ -1479,12 +1548,12 @@ var CodexJsonParser = class {
       case "turn.failed": {
         const msg = String((e.error ?? {}).message ?? "turn failed");
         this.#turnFailed = true;
-        this.#errors.push(msg);
+        this.errors.push(msg);
         return [{ kind: "result", summary: oneLine(`error: ${msg}`) }];
       }
       case "error": {
         const msg = String(e.message ?? "error");
-        this.#errors.push(msg);
+        this.errors.push(msg);
         return [{ kind: "stderr", summary: oneLine(msg) }];
       }
       case "item.started":
@@ -1499,8 +1568,8 @@ var CodexJsonParser = class {
     const done = phase === "item.completed";
     const id = typeof item.id === "string" ? item.id : void 0;
     if (id && (item.type === "command_execution" || item.type === "mcp_tool_call")) {
-      if (phase === "item.started") this.#running.add(id);
-      if (done) this.#running.delete(id);
+      if (phase === "item.started") this.running.add(id);
+      if (done) this.running.delete(id);
     }
     switch (item.type) {
       case "agent_message":
@@ -1539,22 +1608,12 @@ var CodexJsonParser = class {
         return done ? [{ kind: "system", summary: oneLine(String(item.type ?? "item")) }] : [];
     }
   }
-  stderrLine(line) {
-    return line.trim() ? [{ kind: "stderr", summary: oneLine(line) }] : [];
-  }
-  turns() {
-    return this.#turns;
-  }
-  busy() {
-    return this.#running.size > 0;
-  }
   finish(exitCode) {
-    const outcome = { ok: exitCode === 0 && !this.#turnFailed, turns: this.#turns };
-    if (this.#lastMessage !== void 0) outcome.result = this.#lastMessage;
-    if (this.#threadId) outcome.sessionId = this.#threadId;
-    if (this.#errors.length > 0) outcome.errorText = this.#errors.join("\n");
-    else if (exitCode === 0 && !this.#completed) outcome.errorText = "codex ended without turn.completed";
-    return outcome;
+    return this.outcome(
+      exitCode === 0 && !this.#turnFailed,
+      { result: this.#lastMessage, sessionId: this.#threadId },
+      { exitCode, ended: this.#completed, missingEnd: "codex ended without turn.completed" }
+    );
   }
 };
 
@@ -1600,8 +1659,8 @@ var CommandOutputParser = class extends StreamJsonParser {
 };
 
 // src/agent/adapters/copilot.ts
-import { existsSync as existsSync3, mkdirSync as mkdirSync2, readFileSync, writeFileSync } from "node:fs";
-import path8 from "node:path";
+import { mkdirSync as mkdirSync2, writeFileSync } from "node:fs";
+import path9 from "node:path";
 var COPILOT_ENV = ["COPILOT_*"];
 var COPILOT_DEFAULT_MODEL = "claude-sonnet-4-5";
 var COPILOT_USAGE_FILE = "forge-usage.json";
@@ -1618,12 +1677,10 @@ var TOOL_MAP = {
   WebFetch: ["web_fetch"]
 };
 function copilotTools(allowedTools) {
-  const out = /* @__PURE__ */ new Set();
-  for (const t of allowedTools) for (const c of TOOL_MAP[t.replace(/\(.*$/, "")] ?? []) out.add(c);
-  return [...out];
+  return mapTools(allowedTools, TOOL_MAP);
 }
 function copilotHome(input) {
-  return path8.join(input.forgeEnv.FORGE_SESSION_DIR ?? input.cwd, "home", ".copilot");
+  return path9.join(sessionHome(input), ".copilot");
 }
 function copilotArgs(input) {
   const tools = copilotTools(input.allowedTools);
@@ -1631,7 +1688,7 @@ function copilotArgs(input) {
   args.push(`--available-tools=${(tools.length ? tools : ["view"]).join(",")}`);
   args.push("--model", input.model || COPILOT_DEFAULT_MODEL);
   args.push("--no-ask-user", "--no-auto-update", "--disable-client-telemetry", "--no-color");
-  args.push("--usage-output-file", path8.join(copilotHome({ forgeEnv: input.forgeEnv ?? {}, cwd: input.cwd }), COPILOT_USAGE_FILE));
+  args.push("--usage-output-file", path9.join(copilotHome({ forgeEnv: input.forgeEnv ?? {}, cwd: input.cwd }), COPILOT_USAGE_FILE));
   for (const dir of sessionWritableDirs(input.cwd, input.forgeEnv)) args.push("--add-dir", dir);
   if (input.resumeSession) args.push(`--resume=${input.resumeSession}`);
   return args;
@@ -1641,78 +1698,69 @@ var copilotAdapter = {
   invocation(input) {
     const home = copilotHome(input);
     mkdirSync2(home, { recursive: true });
-    if (input.systemPrompt) writeFileSync(path8.join(home, "copilot-instructions.md"), `${input.systemPrompt}
+    if (input.systemPrompt) writeFileSync(path9.join(home, "copilot-instructions.md"), `${input.systemPrompt}
 `);
     const env = {
-      ...pickEnv(input.parentEnv, [...COPILOT_ENV, ...input.passEnv]),
-      ...input.forgeEnv,
-      ...input.extraEnv,
+      ...agentEnv(input, COPILOT_ENV),
       COPILOT_HOME: home,
       COPILOT_AUTO_UPDATE: "false"
     };
     if (env.COPILOT_PROVIDER_BASE_URL && env.COPILOT_OFFLINE === void 0) env.COPILOT_OFFLINE = "true";
-    return { command: input.binary ?? "copilot", args: copilotArgs(input), env, stdin: input.prompt };
+    return {
+      command: input.binary ?? "copilot",
+      args: copilotArgs(input),
+      env: withShellProvider(env, input.parentEnv),
+      stdin: input.prompt
+    };
   },
   parser: (invocation) => new CopilotJsonParser(usageFileOf(invocation))
 };
+var PROVIDER_VAR = /^COPILOT_(?:PROVIDER_[A-Z_]+|OFFLINE)$/;
+function withShellProvider(env, parentEnv) {
+  const out = { ...env };
+  if (!Object.keys(out).some((k) => PROVIDER_VAR.test(k))) {
+    for (const [k, v] of Object.entries(parentEnv))
+      if (v !== void 0 && k.startsWith("FORGE_") && PROVIDER_VAR.test(k.slice(6)) && out[k.slice(6)] === void 0) out[k.slice(6)] = v;
+  }
+  for (const [k, v] of Object.entries(out)) if (PROVIDER_VAR.test(k)) out[`FORGE_${k}`] = v;
+  return out;
+}
 function usageFileOf(invocation) {
   const i = invocation?.args.indexOf("--usage-output-file") ?? -1;
   return i >= 0 ? invocation.args[i + 1] : void 0;
 }
-var isObject = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
 function copilotUsage(file) {
-  if (!file || !existsSync3(file)) return void 0;
-  try {
-    const parsed = JSON.parse(readFileSync(file, "utf8"));
-    const metrics = isObject(parsed) && isObject(parsed.modelMetrics) ? parsed.modelMetrics : {};
-    let input = 0;
-    let output = 0;
-    for (const m of Object.values(metrics)) {
-      const u = isObject(m) && isObject(m.usage) ? m.usage : {};
-      const n = (k) => typeof u[k] === "number" ? u[k] : 0;
-      input += n("inputTokens") + n("cacheReadTokens") + n("cacheWriteTokens");
-      output += n("outputTokens");
-    }
-    const model = Object.keys(metrics)[0];
-    return { input, output, ...model ? { model } : {} };
-  } catch {
-    return void 0;
+  const parsed = readJsonObject(file);
+  if (!parsed) return void 0;
+  const metrics = isObject(parsed.modelMetrics) ? parsed.modelMetrics : {};
+  let input = 0;
+  let output = 0;
+  for (const m of Object.values(metrics)) {
+    const u = isObject(m) && isObject(m.usage) ? m.usage : {};
+    const n = (k) => typeof u[k] === "number" ? u[k] : 0;
+    input += n("inputTokens") + n("cacheReadTokens") + n("cacheWriteTokens");
+    output += n("outputTokens");
   }
+  const model = Object.keys(metrics)[0];
+  return { input, output, ...model ? { model } : {} };
 }
 var FORGE_TOOL = { create: "Write", edit: "Edit", bash: "Bash", view: "Read", grep: "Grep", glob: "Glob" };
-function toolSummary2(name, args) {
-  const a = isObject(args) ? args : {};
-  const target = a.path ?? a.command ?? a.pattern ?? a.url;
-  return oneLine(`${FORGE_TOOL[name] ?? name}${typeof target === "string" ? ` ${target}` : ""}`, 160);
-}
-var CopilotJsonParser = class {
+var CopilotJsonParser = class extends HeadlessParser {
   constructor(usageFile) {
+    super();
     this.usageFile = usageFile;
   }
   usageFile;
-  #turns = 0;
   #lastText;
   #sessionId;
   #model;
   #result;
   #status;
-  #errors = [];
-  #open = /* @__PURE__ */ new Set();
-  stdoutLine(line) {
-    const t = line.trim();
-    if (!t) return [];
-    let e;
-    try {
-      const parsed = t.startsWith("{") ? JSON.parse(t) : void 0;
-      if (!isObject(parsed)) throw new Error("not an object");
-      e = parsed;
-    } catch {
-      return [{ kind: "output", summary: oneLine(line) }];
-    }
+  event(e) {
     const d = isObject(e.data) ? e.data : {};
     switch (e.type) {
       case "assistant.turn_start":
-        this.#turns++;
+        this.turnCount++;
         return [];
       case "assistant.message": {
         if (typeof d.model === "string") this.#model = d.model;
@@ -1722,11 +1770,11 @@ var CopilotJsonParser = class {
       }
       case "tool.execution_start": {
         const name = String(d.toolName ?? "tool");
-        if (typeof d.toolCallId === "string") this.#open.add(d.toolCallId);
-        return [{ kind: "tool_use", tool: FORGE_TOOL[name] ?? name, summary: toolSummary2(name, d.arguments) }];
+        if (typeof d.toolCallId === "string") this.running.add(d.toolCallId);
+        return [{ kind: "tool_use", tool: FORGE_TOOL[name] ?? name, summary: toolCallSummary(FORGE_TOOL[name] ?? name, d.arguments) }];
       }
       case "tool.execution_complete": {
-        if (typeof d.toolCallId === "string") this.#open.delete(d.toolCallId);
+        if (typeof d.toolCallId === "string") this.running.delete(d.toolCallId);
         const r = isObject(d.result) ? d.result : {};
         const err = isObject(d.error) ? String(d.error.message ?? "") : "";
         const text = d.success === false ? `error: ${err || String(r.content ?? "")}` : String(r.content ?? "");
@@ -1735,7 +1783,7 @@ var CopilotJsonParser = class {
       case "session.error": {
         const msg = String(d.message ?? d.errorType ?? "error");
         if (typeof d.statusCode === "number") this.#status = d.statusCode;
-        this.#errors.push(msg);
+        this.errors.push(msg);
         return [{ kind: "stderr", summary: oneLine(`${String(d.errorType ?? "error")}: ${msg}`) }];
       }
       case "session.warning":
@@ -1753,27 +1801,18 @@ var CopilotJsonParser = class {
     const text = failed ? `error: exit ${String(e.exitCode)}` : `done${this.#lastText ? `: ${this.#lastText}` : ""}`;
     return { kind: "result", summary: oneLine(text) };
   }
-  stderrLine(line) {
-    return line.trim() ? [{ kind: "stderr", summary: oneLine(line) }] : [];
-  }
-  turns() {
-    return this.#turns;
-  }
-  busy() {
-    return this.#open.size > 0;
-  }
   finish(exitCode) {
     const r = this.#result;
-    const outcome = { ok: exitCode === 0 && r !== void 0 && (r.exitCode ?? 0) === 0, turns: this.#turns };
-    if (this.#lastText !== void 0) outcome.result = this.#lastText;
-    const usage = copilotUsage(this.usageFile);
-    const model = this.#model ?? usage?.model;
-    if (model) outcome.model = model;
-    if (this.#sessionId) outcome.sessionId = this.#sessionId;
-    if (this.#status !== void 0) outcome.apiErrorStatus = this.#status;
-    if (this.#errors.length > 0) outcome.errorText = this.#errors.join("\n");
-    else if (exitCode === 0 && !r) outcome.errorText = "copilot ended without a result event";
-    return outcome;
+    return this.outcome(
+      exitCode === 0 && r !== void 0 && (r.exitCode ?? 0) === 0,
+      {
+        result: this.#lastText,
+        model: this.#model ?? copilotUsage(this.usageFile)?.model,
+        sessionId: this.#sessionId,
+        apiErrorStatus: this.#status
+      },
+      { exitCode, ended: r !== void 0, missingEnd: "copilot ended without a result event" }
+    );
   }
   /** The session's tokens, from `--usage-output-file` (written as the process ends). */
   afterExit() {
@@ -1786,43 +1825,8 @@ var CopilotJsonParser = class {
 };
 
 // src/agent/adapters/gemini.ts
-import { existsSync as existsSync4, mkdirSync as mkdirSync3, readFileSync as readFileSync2, writeFileSync as writeFileSync2 } from "node:fs";
+import { mkdirSync as mkdirSync3, writeFileSync as writeFileSync2 } from "node:fs";
 import path10 from "node:path";
-
-// src/agent/adapters/headless.ts
-import path9 from "node:path";
-var isObject2 = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
-function readJsonLine(line) {
-  const t = line.trim();
-  if (!t) return { drafts: [] };
-  try {
-    const parsed = t.startsWith("{") ? JSON.parse(t) : void 0;
-    if (isObject2(parsed)) return { event: parsed };
-  } catch {
-  }
-  return { drafts: [{ kind: "output", summary: oneLine(line) }] };
-}
-var stderrDrafts = (line) => line.trim() ? [{ kind: "stderr", summary: oneLine(line) }] : [];
-function mergeJson(base, over) {
-  const out = { ...base };
-  for (const [k, v] of Object.entries(over)) out[k] = isObject2(v) && isObject2(base[k]) ? mergeJson(base[k], v) : v;
-  return out;
-}
-function sessionHome(input) {
-  return path9.join(input.forgeEnv.FORGE_SESSION_DIR ?? input.cwd, "home");
-}
-function toolCallSummary(name, params) {
-  const p = isObject2(params) ? params : {};
-  const target = p.file_path ?? p.filePath ?? p.absolute_path ?? p.path ?? p.command ?? p.pattern ?? p.dir_path ?? p.url ?? p.query ?? p.description;
-  return oneLine(`${name}${typeof target === "string" ? ` ${target}` : ""}`, 160);
-}
-function mapTools(allowedTools, map) {
-  const out = /* @__PURE__ */ new Set();
-  for (const t of allowedTools) for (const g of map[t.replace(/\(.*$/, "")] ?? []) out.add(g);
-  return [...out];
-}
-
-// src/agent/adapters/gemini.ts
 var GEMINI_ENV = ["GEMINI_*", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"];
 var GEMINI_EXIT = { auth: 41, input: 42, config: 52, quota: 173 };
 var GEMINI_DEFAULT_MODEL = "gemini-2.5-pro";
@@ -1867,13 +1871,7 @@ function writeGeminiSettings(home, settings, base = {}) {
 }
 function runnerSettings(env) {
   const home = env.GEMINI_CLI_HOME || env.HOME;
-  if (!home || !existsSync4(geminiSettingsPath(home))) return {};
-  try {
-    const parsed = JSON.parse(readFileSync2(geminiSettingsPath(home), "utf8"));
-    return isObject2(parsed) ? parsed : {};
-  } catch {
-    return {};
-  }
+  return home && readJsonObject(geminiSettingsPath(home)) || {};
 }
 function geminiHome(input) {
   return sessionHome(input);
@@ -1899,9 +1897,7 @@ var geminiAdapter = {
       command: input.binary ?? "gemini",
       args,
       env: {
-        ...pickEnv(input.parentEnv, [...GEMINI_ENV, ...input.passEnv]),
-        ...input.forgeEnv,
-        ...input.extraEnv,
+        ...agentEnv(input, GEMINI_ENV),
         GEMINI_CLI_HOME: home,
         // One process: the CLI otherwise starts itself again as a child to raise its heap limit.
         GEMINI_CLI_NO_RELAUNCH: "true"
@@ -1912,8 +1908,7 @@ var geminiAdapter = {
   parser: () => new GeminiStreamParser()
 };
 var FORGE_TOOL2 = { write_file: "Write", replace: "Edit", run_shell_command: "Bash", read_file: "Read" };
-var GeminiStreamParser = class {
-  #turns = 0;
+var GeminiStreamParser = class extends HeadlessParser {
   /** A model response starts with the next message or tool call (at the start, after tool results). */
   #newTurn = true;
   #text = "";
@@ -1921,12 +1916,7 @@ var GeminiStreamParser = class {
   #sessionId;
   #model;
   #result;
-  #errors = [];
-  #open = /* @__PURE__ */ new Set();
-  stdoutLine(line) {
-    const read = readJsonLine(line);
-    if ("drafts" in read) return read.drafts;
-    const e = read.event;
+  event(e) {
     switch (e.type) {
       case "init":
         if (typeof e.session_id === "string") this.#sessionId = e.session_id;
@@ -1943,20 +1933,20 @@ var GeminiStreamParser = class {
         const drafts = this.#flush();
         this.#startTurn();
         const name = String(e.tool_name ?? "tool");
-        if (typeof e.tool_id === "string") this.#open.add(e.tool_id);
+        if (typeof e.tool_id === "string") this.running.add(e.tool_id);
         drafts.push({ kind: "tool_use", tool: FORGE_TOOL2[name] ?? name, summary: toolCallSummary(name, e.parameters) });
         return drafts;
       }
       case "tool_result": {
         this.#newTurn = true;
-        if (typeof e.tool_id === "string") this.#open.delete(e.tool_id);
-        const err = isObject2(e.error) ? String(e.error.message ?? "") : "";
+        if (typeof e.tool_id === "string") this.running.delete(e.tool_id);
+        const err = isObject(e.error) ? String(e.error.message ?? "") : "";
         const text = e.status === "error" ? `error: ${err || String(e.output ?? "")}` : String(e.output ?? "");
         return [{ kind: "tool_result", summary: oneLine(text) }];
       }
       case "error": {
         const msg = String(e.message ?? "error");
-        if (e.severity === "error") this.#errors.push(msg);
+        if (e.severity === "error") this.errors.push(msg);
         return [{ kind: "stderr", summary: oneLine(msg) }];
       }
       case "result":
@@ -1967,7 +1957,7 @@ var GeminiStreamParser = class {
   }
   #startTurn() {
     if (!this.#newTurn) return;
-    this.#turns++;
+    this.turnCount++;
     this.#newTurn = false;
   }
   /** The text the model streamed since the last tool call, as one progress event. */
@@ -1979,14 +1969,14 @@ var GeminiStreamParser = class {
   }
   #resultDraft(e) {
     this.#result = e;
-    const stats = isObject2(e.stats) ? e.stats : {};
-    const models = isObject2(stats.models) ? Object.keys(stats.models) : [];
+    const stats = isObject(e.stats) ? e.stats : {};
+    const models = isObject(stats.models) ? Object.keys(stats.models) : [];
     if (models.length > 0 && !this.#model) this.#model = models[0];
     const input = typeof stats.input_tokens === "number" ? stats.input_tokens : void 0;
     const output = typeof stats.output_tokens === "number" ? stats.output_tokens : void 0;
     const tokens = input !== void 0 && output !== void 0 ? ` (${input} input, ${output} output tokens)` : "";
-    const error = isObject2(e.error) ? String(e.error.message ?? e.error.type ?? "error") : "";
-    if (error) this.#errors.push(error);
+    const error = isObject(e.error) ? String(e.error.message ?? e.error.type ?? "error") : "";
+    if (error) this.errors.push(error);
     const text = e.status === "error" ? `error: ${error}` : `done${tokens}${this.#lastText ? `: ${this.#lastText}` : ""}`;
     return {
       kind: "result",
@@ -1994,30 +1984,24 @@ var GeminiStreamParser = class {
       ...input !== void 0 && output !== void 0 && (input > 0 || output > 0) ? { tokens: { input, output } } : {}
     };
   }
-  stderrLine(line) {
-    return stderrDrafts(line);
-  }
-  turns() {
-    return this.#turns;
-  }
-  busy() {
-    return this.#open.size > 0;
-  }
   finish(exitCode) {
     const r = this.#result;
-    const outcome = { ok: exitCode === 0 && r?.status === "success", turns: this.#turns };
-    if (this.#lastText !== void 0) outcome.result = this.#lastText;
-    if (this.#model) outcome.model = this.#model;
-    if (this.#sessionId) outcome.sessionId = this.#sessionId;
-    if (exitCode === GEMINI_EXIT.quota) outcome.apiErrorStatus = 429;
-    if (this.#errors.length > 0) outcome.errorText = this.#errors.join("\n");
-    else if (exitCode === 0 && !r) outcome.errorText = "gemini ended without a result event";
-    return outcome;
+    return this.outcome(
+      exitCode === 0 && r?.status === "success",
+      {
+        result: this.#lastText,
+        model: this.#model,
+        sessionId: this.#sessionId,
+        // The CLI's exit code for an API error it gave up on after a 429 (its retries spent, or a quota).
+        ...exitCode === GEMINI_EXIT.quota ? { apiErrorStatus: 429 } : {}
+      },
+      { exitCode, ended: r !== void 0, missingEnd: "gemini ended without a result event" }
+    );
   }
 };
 
 // src/agent/adapters/opencode.ts
-import { existsSync as existsSync5, mkdirSync as mkdirSync4, readFileSync as readFileSync3, writeFileSync as writeFileSync3 } from "node:fs";
+import { mkdirSync as mkdirSync4, writeFileSync as writeFileSync3 } from "node:fs";
 import path11 from "node:path";
 var OPENCODE_ENV = ["OPENAI_API_KEY", "OPENAI_BASE_URL"];
 var OPENCODE_DEFAULT_MODEL = "gpt-5.5";
@@ -2070,14 +2054,7 @@ function opencodeConfig(o) {
 }
 var opencodeConfigPath = (home) => path11.join(home, "opencode.json");
 function runnerConfig(env) {
-  const file = env.OPENCODE_CONFIG;
-  if (!file || !existsSync5(file)) return {};
-  try {
-    const parsed = JSON.parse(readFileSync3(file, "utf8"));
-    return isObject2(parsed) ? parsed : {};
-  } catch {
-    return {};
-  }
+  return readJsonObject(env.OPENCODE_CONFIG) ?? {};
 }
 function opencodeArgs(input) {
   const args = ["run", "--format", "json", "--pure", "-m", `${OPENCODE_PROVIDER}/${input.model || OPENCODE_DEFAULT_MODEL}`];
@@ -2103,7 +2080,7 @@ var opencodeAdapter = {
   invocation(input) {
     const home = sessionHome(input);
     mkdirSync4(home, { recursive: true });
-    const env = { ...pickEnv(input.parentEnv, [...OPENCODE_ENV, ...input.passEnv]), ...input.forgeEnv, ...input.extraEnv };
+    const env = agentEnv(input, OPENCODE_ENV);
     let instructions;
     if (input.systemPrompt) {
       instructions = path11.join(home, "forge-instructions.md");
@@ -2130,24 +2107,19 @@ var opencodeAdapter = {
 };
 var FORGE_TOOL3 = { write: "Write", edit: "Edit", bash: "Bash", read: "Read", patch: "Edit", apply_patch: "Edit" };
 var num = (v) => typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : 0;
-var OpencodeJsonParser = class {
-  #turns = 0;
+var OpencodeJsonParser = class extends HeadlessParser {
   #lastText;
   #sessionId;
   #stopped = false;
   #cost = 0;
   #tokens = { input: 0, output: 0 };
   #status;
-  #errors = [];
-  stdoutLine(line) {
-    const read = readJsonLine(line);
-    if ("drafts" in read) return read.drafts;
-    const e = read.event;
+  event(e) {
     if (typeof e.sessionID === "string") this.#sessionId = e.sessionID;
-    const part = isObject2(e.part) ? e.part : {};
+    const part = isObject(e.part) ? e.part : {};
     switch (e.type) {
       case "step_start":
-        this.#turns++;
+        this.turnCount++;
         this.#stopped = false;
         return [];
       case "text":
@@ -2168,15 +2140,15 @@ var OpencodeJsonParser = class {
   }
   #tool(part) {
     const name = String(part.tool ?? "tool");
-    const state = isObject2(part.state) ? part.state : {};
+    const state = isObject(part.state) ? part.state : {};
     const out = [{ kind: "tool_use", tool: FORGE_TOOL3[name] ?? name, summary: toolCallSummary(name, state.input) }];
     if (state.status === "error") out.push({ kind: "tool_result", summary: oneLine(`error: ${String(state.error ?? "")}`) });
     else if (state.status === "completed") out.push({ kind: "tool_result", summary: oneLine(String(state.output ?? "")) });
     return out;
   }
   #stepFinish(part) {
-    const tokens = isObject2(part.tokens) ? part.tokens : {};
-    const cache = isObject2(tokens.cache) ? tokens.cache : {};
+    const tokens = isObject(part.tokens) ? part.tokens : {};
+    const cache = isObject(tokens.cache) ? tokens.cache : {};
     const input = num(tokens.input) + num(cache.read) + num(cache.write);
     const output = num(tokens.output) + num(tokens.reasoning);
     this.#tokens = { input: this.#tokens.input + input, output: this.#tokens.output + output };
@@ -2194,34 +2166,25 @@ var OpencodeJsonParser = class {
     ];
   }
   #error(e) {
-    const err = isObject2(e.error) ? e.error : {};
-    const data = isObject2(err.data) ? err.data : {};
+    const err = isObject(e.error) ? e.error : {};
+    const data = isObject(err.data) ? err.data : {};
     if (typeof data.statusCode === "number") this.#status = data.statusCode;
     const body = typeof data.responseBody === "string" ? data.responseBody.slice(0, 500) : "";
     const message = [String(data.message ?? err.name ?? "error"), this.#status ? `(${this.#status})` : "", body].filter(Boolean).join(" ");
-    this.#errors.push(message);
+    this.errors.push(message);
     return { kind: "stderr", summary: oneLine(message) };
   }
-  stderrLine(line) {
-    return stderrDrafts(line);
-  }
-  turns() {
-    return this.#turns;
-  }
   finish(exitCode) {
-    const outcome = { ok: exitCode === 0 && this.#errors.length === 0 && this.#stopped, turns: this.#turns };
-    if (this.#lastText !== void 0) outcome.result = this.#lastText;
-    if (this.#sessionId) outcome.sessionId = this.#sessionId;
-    if (this.#cost > 0) outcome.costUsd = this.#cost;
-    if (this.#status !== void 0) outcome.apiErrorStatus = this.#status;
-    if (this.#errors.length > 0) outcome.errorText = this.#errors.join("\n");
-    else if (exitCode === 0 && !this.#stopped) outcome.errorText = "opencode ended without finishing its last step";
-    return outcome;
+    return this.outcome(
+      exitCode === 0 && this.errors.length === 0 && this.#stopped,
+      { result: this.#lastText, sessionId: this.#sessionId, costUsd: this.#cost, apiErrorStatus: this.#status },
+      { exitCode, ended: this.#stopped, missingEnd: "opencode ended without finishing its last step" }
+    );
   }
 };
 
 // src/agent/adapters/qwen.ts
-import { existsSync as existsSync6, mkdirSync as mkdirSync5, readFileSync as readFileSync4, writeFileSync as writeFileSync4 } from "node:fs";
+import { accessSync, chmodSync, constants as constants2, existsSync as existsSync4, mkdirSync as mkdirSync5, realpathSync as realpathSync2, statSync, writeFileSync as writeFileSync4 } from "node:fs";
 import path12 from "node:path";
 var QWEN_ENV = ["OPENAI_API_KEY", "OPENAI_BASE_URL"];
 var QWEN_DEFAULT_MODEL = "qwen3-coder-plus";
@@ -2264,14 +2227,7 @@ function qwenSettings() {
 }
 function runnerSettings2(env) {
   const dir = env.QWEN_HOME || (env.HOME ? path12.join(env.HOME, ".qwen") : void 0);
-  const file = dir ? path12.join(dir, "settings.json") : void 0;
-  if (!file || !existsSync6(file)) return {};
-  try {
-    const parsed = JSON.parse(readFileSync4(file, "utf8"));
-    return isObject2(parsed) ? parsed : {};
-  } catch {
-    return {};
-  }
+  return readJsonObject(dir && path12.join(dir, "settings.json")) ?? {};
 }
 function qwenArgs(input) {
   const viaStdin = Buffer.byteLength(input.prompt, "utf8") > ARG_LIMIT3;
@@ -2284,9 +2240,35 @@ function qwenArgs(input) {
   if (input.resumeSession) args.push("-r", input.resumeSession);
   return viaStdin ? { args, stdin: input.prompt } : { args };
 }
+function qwenEntry(binary, env) {
+  const name = binary ?? "qwen";
+  const candidates = name.includes(path12.sep) ? [name] : (env.PATH ?? "").split(path12.delimiter).filter(Boolean).map((d) => path12.join(d, name));
+  for (const file of candidates) {
+    try {
+      accessSync(file, constants2.X_OK);
+      return realpathSync2(file);
+    } catch {
+    }
+  }
+  return void 0;
+}
+function qwenRipgrep(binary, env = process.env, platform = process.platform, arch = process.arch) {
+  const entry = qwenEntry(binary, env);
+  if (!entry) return void 0;
+  const rg = path12.join(path12.dirname(entry), "vendor", "ripgrep", `${arch}-${platform}`, platform === "win32" ? "rg.exe" : "rg");
+  try {
+    const { mode } = statSync(rg);
+    const wanted = mode | (mode & 292) >> 2;
+    if ((mode & 511) !== (wanted & 511)) chmodSync(rg, wanted & 4095);
+    return rg;
+  } catch {
+    return existsSync4(rg) ? rg : void 0;
+  }
+}
 var qwenAdapter = {
   name: "qwen",
   invocation(input) {
+    qwenRipgrep(input.binary, input.parentEnv);
     const home = qwenHome(input);
     mkdirSync5(home, { recursive: true });
     const settings = mergeJson(runnerSettings2(input.parentEnv), qwenSettings());
@@ -2297,9 +2279,7 @@ var qwenAdapter = {
       command: input.binary ?? "qwen",
       args,
       env: {
-        ...pickEnv(input.parentEnv, [...QWEN_ENV, ...input.passEnv]),
-        ...input.forgeEnv,
-        ...input.extraEnv,
+        ...agentEnv(input, QWEN_ENV),
         QWEN_HOME: home,
         // One process: the CLI otherwise starts itself again as a child.
         QWEN_CODE_NO_RELAUNCH: "true",
@@ -2341,14 +2321,14 @@ function adapterFor(name) {
 }
 
 // src/agent/forge-shim.ts
-import { existsSync as existsSync7 } from "node:fs";
+import { existsSync as existsSync5 } from "node:fs";
 import { chmod as chmod2, mkdir as mkdir3, writeFile as writeFile2 } from "node:fs/promises";
 import path13 from "node:path";
 import { fileURLToPath as fileURLToPath2 } from "node:url";
 function defaultForgeCli() {
   const bin = fileURLToPath2(new URL("../../bin/forge.js", import.meta.url));
   const main = fileURLToPath2(new URL("../../dist/cli/main.js", import.meta.url));
-  return existsSync7(bin) && existsSync7(main) ? { command: process.execPath, args: [bin] } : void 0;
+  return existsSync5(bin) && existsSync5(main) ? { command: process.execPath, args: [bin] } : void 0;
 }
 function shQuote(s) {
   return `'${s.replace(/'/g, `'\\''`)}'`;
@@ -3220,7 +3200,7 @@ async function finishSubWorktree(wt, message, merge) {
 }
 
 // src/core/plan/load.ts
-import { readFileSync as readFileSync5, readdirSync as readdirSync2, statSync } from "node:fs";
+import { readFileSync as readFileSync2, readdirSync as readdirSync2, statSync as statSync2 } from "node:fs";
 import path18 from "node:path";
 var PlanNotFoundError = class extends Error {
   constructor(planDir, message) {
@@ -3235,7 +3215,7 @@ async function loadPlan(planDir) {
 }
 async function readPlanSource(planDir) {
   const dir = path18.resolve(planDir);
-  const info = statSync(dir, { throwIfNoEntry: false });
+  const info = statSync2(dir, { throwIfNoEntry: false });
   if (!info) throw new PlanNotFoundError(planDir, `plan folder ${planDir} does not exist`);
   if (!info.isDirectory()) throw new PlanNotFoundError(planDir, `${planDir} is not a folder`);
   const files = /* @__PURE__ */ new Map();
@@ -3243,7 +3223,7 @@ async function readPlanSource(planDir) {
   const unreadable = [];
   const read = (rel) => {
     try {
-      files.set(rel, readFileSync5(path18.join(dir, rel), "utf8"));
+      files.set(rel, readFileSync2(path18.join(dir, rel), "utf8"));
     } catch (err) {
       const e = err;
       unreadable.push({ file: rel, message: `cannot be read: ${e.code ?? e.message}` });
@@ -3268,7 +3248,7 @@ async function readPlanSource(planDir) {
         unreadable.push({ file: "specs/", message: `cannot be read: ${err.code ?? String(err)}` });
       }
       for (const rel of entries.sort()) {
-        if (statSync(path18.join(dir, "specs", rel), { throwIfNoEntry: false })?.isFile())
+        if (statSync2(path18.join(dir, "specs", rel), { throwIfNoEntry: false })?.isFile())
           files.set(`specs/${rel.split(path18.sep).join("/")}`, "");
       }
     }

@@ -1,34 +1,24 @@
 // Model tiers reach the real agent CLIs (docs/runner.md#model-tiers), offline against the scripted
 // model servers, which record the model each request asked for: Claude Code gets `--model` with its
 // alias of the stage's tier, Codex `--model` and the tier as its reasoning effort.
-import { execFileSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runStages, type RunStagesOptions } from "../../src/agent/stages/index.js";
-import { modelPlan } from "../../src/core/tiers.js";
-import { offlineClaudeEnv } from "../../src/fake-agents/claude-code.js";
-import { startModelServer, type ModelServer, type TurnRequest } from "../../src/fake-agents/model-server.js";
-import { codexBinary, offlineCodexEnv, startResponsesServer, type ResponsesServer } from "../../src/fake-agents/responses/index.js";
-import { claudeBinary } from "../helpers/claude-code.js";
-import { cleanupTempDirs, tempDir } from "./helpers.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { runStages, type RunStagesOptions } from "../../../src/agent/stages/index.js";
+import { modelPlan } from "../../../src/core/tiers.js";
+import { offlineClaudeEnv } from "../../../src/fake-agents/claude-code.js";
+import { startModelServer, type ModelServer, type TurnRequest } from "../../../src/fake-agents/model-server.js";
+import { codexBinary, offlineCodexEnv, startResponsesServer, type ResponsesServer } from "../../../src/fake-agents/responses/index.js";
+import { claudeBinary } from "../../helpers/claude-code.js";
+import { tempDir, useWorld } from "./harness.js";
 
 let claude: ModelServer | undefined;
 let codex: ResponsesServer | undefined;
-let repo: string;
-
-beforeEach(() => {
-  repo = tempDir("forge-tiers-repo-");
-  execFileSync("git", ["init", "-q", "-b", "forge/r1/t1/1", repo]);
-  execFileSync("git", ["-C", repo, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "base"]);
-});
+const world = useWorld();
 afterEach(async () => {
   await claude?.close();
   await codex?.close();
   claude = undefined;
   codex = undefined;
-  cleanupTempDirs();
 });
 
 const taskContext = { runId: "r1", taskId: "t1", attempt: 1, title: "T", task: "---\nid: t1\n---\n## Description\nNothing to do." };
@@ -38,11 +28,11 @@ describe("model tiers with the real CLIs", () => {
   it("Claude Code: implement asks for opus, verify for haiku; the task's own model is its implementer's", async () => {
     const firstUser = (req: TurnRequest) => JSON.stringify(req.body.messages?.[0]?.content ?? "");
     claude = await startModelServer({ script: Array(8).fill((req: TurnRequest) => ({ text: `Done with ${stageIn(firstUser(req))}.` })) });
-    const home = mkdtempSync(path.join(tmpdir(), "forge-tiers-home-"));
+    const home = tempDir("forge-tiers-home-");
     const options: RunStagesOptions = {
       agentType: "1",
       taskContext,
-      workdir: repo,
+      workdir: world.repo,
       sessionDir: path.join(tempDir("forge-tiers-session-"), "session"),
       stages: ["implement", "verify"],
       models: modelPlan("claude", { models: { verifier: "low" } }),
@@ -84,11 +74,11 @@ describe("model tiers with the real CLIs", () => {
     codex = await startResponsesServer({
       script: Array(4).fill((req: { body: unknown }) => ({ text: `Done with ${stageIn(JSON.stringify(req.body))}.\nFORGE_EXIT=0` })),
     });
-    const home = mkdtempSync(path.join(tmpdir(), "forge-tiers-codex-home-"));
+    const home = tempDir("forge-tiers-codex-home-");
     const out = await runStages({
       agentType: "1",
       taskContext,
-      workdir: repo,
+      workdir: world.repo,
       sessionDir: path.join(tempDir("forge-tiers-session-"), "session"),
       stages: ["implement", "verify"],
       models: modelPlan("codex", { tiers: { codex: { low: "gpt-5.4-mini" } } }),
@@ -112,11 +102,11 @@ describe("model tiers with the real CLIs", () => {
 
   it("Claude Code: the long-context switch sends the context-1m beta, and the system prompt says what a compaction keeps", async () => {
     claude = await startModelServer({ script: Array(4).fill({ text: "Done." }) });
-    const home = mkdtempSync(path.join(tmpdir(), "forge-tiers-home-"));
+    const home = tempDir("forge-tiers-home-");
     const out = await runStages({
       agentType: "1",
       taskContext,
-      workdir: repo,
+      workdir: world.repo,
       sessionDir: path.join(tempDir("forge-tiers-session-"), "session"),
       stages: ["implement", "verify"],
       models: modelPlan("claude", { long_context: true }, { anthropicApi: true }),

@@ -2,43 +2,34 @@
 // of themselves (Claude Code's cost, Codex's token usage) and what the runner's model proxy reads
 // of the model's answers as it streams them back (src/agent/model-usage.ts), both against the local
 // scripted model servers. The figures are printed.
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startModelProxy, type ModelProxy } from "../../src/agent/model-proxy.js";
-import { priceUsage } from "../../src/agent/model-usage.js";
-import { spawnAgent } from "../../src/agent/spawn/index.js";
-import type { ProgressEvent } from "../../src/agent/types.js";
-import { offlineClaudeEnv } from "../../src/fake-agents/claude-code.js";
-import { claudeBinary } from "../helpers/claude-code.js";
-import { startModelServer, type ModelServer } from "../../src/fake-agents/model-server.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { startModelProxy, type ModelProxy } from "../../../src/agent/model-proxy.js";
+import { priceUsage } from "../../../src/agent/model-usage.js";
+import { spawnAgent } from "../../../src/agent/spawn/index.js";
+import type { ProgressEvent } from "../../../src/agent/types.js";
+import { offlineClaudeEnv } from "../../../src/fake-agents/claude-code.js";
+import { claudeBinary } from "../../helpers/claude-code.js";
+import { startModelServer, type ModelServer } from "../../../src/fake-agents/model-server.js";
 import {
   codexBinary,
   codexTools,
   offlineCodexEnv,
   startResponsesServer,
   type ResponsesServer,
-} from "../../src/fake-agents/responses/index.js";
-import { cleanupTempDirs, tempDir } from "./helpers.js";
+} from "../../../src/fake-agents/responses/index.js";
+import { tempDir, useWorld } from "./harness.js";
 
 let claudeServer: ModelServer | undefined;
 let codexServer: ResponsesServer | undefined;
 let proxy: ModelProxy | undefined;
-let repo: string;
-
-beforeEach(() => {
-  repo = tempDir("forge-spend-repo-");
-  execFileSync("git", ["init", "-q", "-b", "forge/r1/t1/1", repo]);
-  execFileSync("git", ["-C", repo, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "base"]);
-});
+const world = useWorld();
 afterEach(async () => {
   await proxy?.close();
   await claudeServer?.close();
   await codexServer?.close();
   proxy = claudeServer = codexServer = undefined;
-  cleanupTempDirs();
 });
 
 // Anthropic's list prices (dollars per million tokens) for the models Claude Code asks for, as a
@@ -51,7 +42,7 @@ const PRICES = {
 
 describe("spend: the adapter's figure against the proxy's", () => {
   it("Claude Code: its reported cost equals the proxy's tokens priced at the model's prices", async () => {
-    const file = path.join(repo, "a.txt");
+    const file = path.join(world.repo, "a.txt");
     claudeServer = await startModelServer({
       script: [
         { text: "Writing the file.", toolCalls: [{ name: "Write", input: { file_path: file, content: "a\n" } }] },
@@ -59,13 +50,13 @@ describe("spend: the adapter's figure against the proxy's", () => {
       ],
     });
     proxy = await startModelProxy({ upstream: claudeServer.url, key: "sk-ant-real-key-for-the-proxy" });
-    const home = mkdtempSync(path.join(tmpdir(), "forge-spend-home-"));
+    const home = tempDir("forge-spend-home-");
     const r = await spawnAgent({
       adapter: "claude",
       binary: claudeBinary(),
       agentType: "1",
       prompt: "Write a.txt",
-      cwd: repo,
+      cwd: world.repo,
       sessionDir: path.join(tempDir(), "s"),
       env: offlineClaudeEnv(proxy.url, home, { ANTHROPIC_API_KEY: proxy.openSession().token }),
       maxTurns: 5,
@@ -86,19 +77,19 @@ describe("spend: the adapter's figure against the proxy's", () => {
   });
 
   it("Codex: the token usage it reports per turn equals what the proxy read", async () => {
-    const file = path.join(repo, "b.txt");
+    const file = path.join(world.repo, "b.txt");
     codexServer = await startResponsesServer({
       script: [{ text: "Adding the file.", toolCalls: [codexTools.addFile(file, "b\n")] }, { text: "Done.\nFORGE_EXIT=0" }],
     });
     proxy = await startModelProxy({ upstream: codexServer.url, key: "sk-real-openai-key-for-the-proxy", api: "openai" });
-    const home = mkdtempSync(path.join(tmpdir(), "forge-spend-codex-"));
+    const home = tempDir("forge-spend-codex-");
     const events: ProgressEvent[] = [];
     const r = await spawnAgent({
       adapter: "codex",
       binary: codexBinary(),
       agentType: "1",
       prompt: "Write b.txt",
-      cwd: repo,
+      cwd: world.repo,
       sessionDir: path.join(tempDir(), "s"),
       env: { ...offlineCodexEnv(proxy.url, home, { OPENAI_API_KEY: proxy.openSession().token }), FORGE_CODEX_SANDBOX: "bypass" },
       idleTimeoutMs: 60_000,
