@@ -15424,7 +15424,8 @@ function pull(data) {
     // GitHub gives a null head repository when the fork was deleted: not this repository either.
     fromFork: !data.head.repo || data.base.repo != null && data.head.repo.id !== data.base.repo.id,
     // Only a pull request read alone says (a list does not): null while GitHub computes it.
-    ..."mergeable" in data ? { mergeable: data.mergeable ?? null } : {}
+    ..."mergeable" in data ? { mergeable: data.mergeable ?? null } : {},
+    ..."auto_merge" in data ? { autoMerge: data.auto_merge != null } : {}
   };
 }
 function mergeRefusal(e) {
@@ -19932,7 +19933,12 @@ var runFactsSchema = external_exports.object({
   trackerAttention: external_exports.string().optional().describe("Digest of what waited for a person when the tracker was last written: a change is shown at once."),
   checkRuns: external_exports.record(external_exports.string(), external_exports.number().int()).default({}).describe("Check run id per `<taskId>:<attempt>`."),
   finalPr: external_exports.number().int().optional().describe("The run's final PR (integration \u2192 base)."),
-  finalAutoMerge: external_exports.number().int().optional().describe("The final PR for which Forge enabled auto-merge (`final_pr.auto_merge`)."),
+  finalAutoMerge: external_exports.object({
+    pr: external_exports.number().int(),
+    outcome: external_exports.enum(["enabled", "merged", "queued", "refused", "closed"])
+  }).strict().optional().describe(
+    "What became of the final PR under `final_pr.auto_merge` (its number): set to auto-merge, merged or enqueued by Forge, refused by GitHub (said on the PR), or merged or closed by a person. Once set, the reconciler stops looking at it."
+  ),
   mergeGroups: external_exports.record(external_exports.string(), external_exports.object({ head: external_exports.string(), group: external_exports.string() }).strict()).optional().describe(
     "The merge group each task's verified head was last seen tested in, by `<taskId>:<attempt>`: a merge that finds its pull request dropped from the merge queue reads that group's checks."
   ),
@@ -21344,7 +21350,10 @@ var EffectRunner = class {
     const work = Promise.all(carried).then((outs) => {
       const acks = outs.flatMap((o) => o.acks);
       const round3 = outs.map((o) => o.round).reduce(mergeRounds);
-      return acks.length || Object.keys(round3.facts).length ? this.#host.enqueue(runId, acks, round3) : void 0;
+      if (!acks.length && !Object.keys(round3.facts).length) return void 0;
+      return this.#host.enqueue(runId, acks, round3).then(() => {
+        if (Object.keys(round3.facts).length) this.#host.learned?.(runId, round3.facts);
+      });
     }).catch((e) => this.#host.log.warn({ runId, err: e.message }, "effects failed; they stay in the outbox")).finally(() => this.#host.work.delete(work));
     this.#host.work.add(work);
   }
@@ -21596,7 +21605,8 @@ var Engine = class {
       work: this.#work,
       enqueue: (runId, acks, round3) => this.#enqueue(runId, acks, round3),
       flushLater: (runId, ms) => this.#flushLater(runId, ms),
-      outbox: (runId) => this.#cache.get(runId)?.state.journal.outbox
+      outbox: (runId) => this.#cache.get(runId)?.state.journal.outbox,
+      ...options2.onLearned ? { learned: options2.onLearned } : {}
     });
     const held = { store: this.store, cache: this.#cache, dirty: this.#dirty, log: this.#log, onRestored: options2.onRestored };
     this.#restorer = new Restorer(held);
@@ -21853,22 +21863,32 @@ var Engine = class {
   }
   /** Persist facts kept in memory (effect acknowledgements, ids of GitHub objects). */
   async persistDirty() {
-    for (const runId of [...this.#dirty]) {
-      await this.#serial(runId, async () => {
-        const loaded = this.#cache.get(runId);
-        if (!loaded || !this.#dirty.has(runId)) return;
-        try {
-          const saved = await this.store.save(loaded, this.#leased(loaded.state, []), `forge: ${runId} acknowledgements`);
-          this.#cache.set(runId, saved);
-          this.#dirty.delete(runId);
-        } catch (e) {
-          if (await this.#restorer.restoreMissing(runId, e)) return;
-          if (!(e instanceof ConflictError)) throw e;
-          this.#cache.delete(runId);
-          this.#dirty.delete(runId);
-        }
-      });
-    }
+    for (const runId of [...this.#dirty]) await this.#persist(runId, "acknowledgements");
+  }
+  /**
+   * Record what the App learned of a run outside its effects (facts only grow), and write it: it
+   * lands on the run's state in the run's turn, as an effect's would. A write lost to another
+   * writer loses it (the fact is looked for again).
+   */
+  async record(runId, facts, what) {
+    await this.#enqueue(runId, [], { ran: /* @__PURE__ */ new Map(), facts });
+    await this.#persist(runId, what);
+  }
+  async #persist(runId, what) {
+    await this.#serial(runId, async () => {
+      const loaded = this.#cache.get(runId);
+      if (!loaded || !this.#dirty.has(runId)) return;
+      try {
+        const saved = await this.store.save(loaded, this.#leased(loaded.state, []), `forge: ${runId} ${what}`);
+        this.#cache.set(runId, saved);
+        this.#dirty.delete(runId);
+      } catch (e) {
+        if (await this.#restorer.restoreMissing(runId, e)) return;
+        if (!(e instanceof ConflictError)) throw e;
+        this.#cache.delete(runId);
+        this.#dirty.delete(runId);
+      }
+    });
   }
   /** A deleted state branch seen in a `push` webhook: put it back at the commit it pointed to. */
   async restore(runId, commitSha, actor) {
@@ -21961,7 +21981,7 @@ function pinnedDag(journal) {
 }
 
 // src/app/runtime.ts
-async function createRuntime(app, owner, repo, installationId, log, options2, clock) {
+async function createRuntime(app, owner, repo, installationId, log, options2, clock, onLearned) {
   const key = `${owner}/${repo}`;
   const stats = newCallStats();
   const port = await installationPort(app, installationId, owner, repo, stats, options2.onRequest, options2.pace, clock);
@@ -21974,6 +21994,7 @@ async function createRuntime(app, owner, repo, installationId, log, options2, cl
     journalKey: options2.journalKey,
     ...options2.journalParts ? { journalParts: options2.journalParts } : {},
     onDecision: (runId, d) => options2.onDecision?.(key, runId, d),
+    onLearned: (runId, facts) => onLearned?.(rt, runId, facts),
     onRefused: async (runId, error) => {
       const issue = await port.findIssue(LABELS.tracker, trackerMarker(runId));
       if (issue === null) return;
@@ -21990,7 +22011,8 @@ async function createRuntime(app, owner, repo, installationId, log, options2, cl
       );
     }
   });
-  return { stats, port, engine, installationId, runs: /* @__PURE__ */ new Map(), runsLoaded: false, planChain: Promise.resolve() };
+  const rt = { stats, port, engine, installationId, runs: /* @__PURE__ */ new Map(), runsLoaded: false, planChain: Promise.resolve() };
+  return rt;
 }
 
 // src/app/later-reads.ts
@@ -22038,6 +22060,113 @@ var LaterReads = class {
   }
 };
 
+// src/app/final-auto-merge.ts
+var FINAL_PR_WATCH_MS = 7 * 24 * 60 * 6e4;
+var FINAL_PR_LOOK_MS = 6e4;
+var FINAL_PR_LOOK_MAX_MS = 60 * 6e4;
+async function finalPrApproved(ctx, rt, pr) {
+  const runId = await finalPrRun(ctx, rt, pr);
+  if (!runId) return void 0;
+  return settle2(ctx, rt, runId, pr.number);
+}
+async function finalPrRun(ctx, rt, pr) {
+  for (const runId of (await ctx.knownRuns(rt)).keys()) {
+    const loaded = await rt.engine.state(runId);
+    if (!loaded || loaded.state.journal.status === "running" || loaded.state.facts.finalPr !== pr.number || loaded.state.journal.integrationBranch !== pr.headRef)
+      continue;
+    return loaded.state.config.final_pr.auto_merge ? runId : void 0;
+  }
+  return void 0;
+}
+function finalPrRecorded(ctx, rt, runId) {
+  const work = lookAtFinalPr(ctx, rt, runId).then(
+    () => void 0,
+    (e) => ctx.log.warn({ runId, err: e.message }, "could not look at the final PR's approval")
+  );
+  ctx.inFlight.add(work);
+  void work.finally(() => ctx.inFlight.delete(work));
+}
+var looks = /* @__PURE__ */ new WeakMap();
+async function lookAtFinalPr(ctx, rt, runId) {
+  const loaded = await rt.engine.state(runId);
+  if (!loaded) return void 0;
+  const { journal, config: config2, facts } = loaded.state;
+  if (journal.status !== "completed" || !config2.final_pr.auto_merge || facts.finalPr === void 0 || facts.finalAutoMerge)
+    return void 0;
+  const now = ctx.now();
+  if (!(now - Date.parse(journal.completedAt ?? "") < FINAL_PR_WATCH_MS)) return void 0;
+  const planned = looks.get(rt) ?? /* @__PURE__ */ new Map();
+  looks.set(rt, planned);
+  const last = planned.get(runId);
+  if (last && now < last.next) return void 0;
+  const gap = last ? Math.min(last.gap * 2, FINAL_PR_LOOK_MAX_MS) : FINAL_PR_LOOK_MS;
+  planned.set(runId, { next: now + gap, gap });
+  return settle2(ctx, rt, runId, facts.finalPr);
+}
+var settling = /* @__PURE__ */ new WeakMap();
+function settle2(ctx, rt, runId, number) {
+  const chains = settling.get(rt) ?? /* @__PURE__ */ new Map();
+  settling.set(rt, chains);
+  const previous = chains.get(runId) ?? Promise.resolve();
+  const next = previous.then(() => settleNow(ctx, rt, runId, number));
+  const settled = next.catch(() => void 0);
+  chains.set(runId, settled);
+  void settled.finally(() => chains.get(runId) === settled && chains.delete(runId));
+  return next;
+}
+async function settleNow(ctx, rt, runId, number) {
+  const loaded = await rt.engine.state(runId);
+  if (!loaded) return void 0;
+  const known = loaded.state.facts.finalAutoMerge;
+  if (known?.pr === number && known.outcome !== "refused" && known.outcome !== "closed") return known.outcome;
+  const port = rt.port;
+  const current = await port.getPullRequest(number);
+  if (current.headRef !== loaded.state.journal.integrationBranch) return void 0;
+  let outcome;
+  if (current.merged) outcome = "merged";
+  else if (current.state !== "open") outcome = "closed";
+  else if (current.autoMerge) outcome = "enabled";
+  else if (await approvedByWriter(port, number, current.headSha)) outcome = await enable(ctx, port, current);
+  if (outcome && (known?.pr !== number || known.outcome !== outcome))
+    await rt.engine.record(runId, { finalAutoMerge: { pr: number, outcome } }, `final PR #${number} ${outcome}`);
+  return outcome;
+}
+async function enable(ctx, port, pr) {
+  const { rules } = await cachedBranchRules(port, pr.baseRef, ctx.now(), RULES_TTL_MS, () => port.branchRules(pr.baseRef));
+  const method = finalMergeMethod(rules) ?? "merge";
+  const res = await port.queue.enableAutoMerge(pr.number, method, pr.headSha);
+  if (res.kind === "enabled") return "enabled";
+  if (/\b(clean|unstable) status\b/i.test(res.message)) {
+    if (rules.some((r) => r.type === "merge_queue")) {
+      if (await port.queue.entry(pr.number)) return "queued";
+      const q = await port.queue.enqueue(pr.number, pr.headSha);
+      if (q.kind === "queued") return "queued";
+      return refusedOn(port, pr.number, pr.headSha, q.message);
+    }
+    const merged = await port.mergePullRequest(pr.number, { sha: pr.headSha, method });
+    if (merged.kind === "merged") return "merged";
+    return refusedOn(port, pr.number, pr.headSha, "message" in merged ? merged.message : "the head moved");
+  }
+  return refusedOn(port, pr.number, pr.headSha, res.message);
+}
+var APPROVERS_CHECKED = 5;
+async function approvedByWriter(port, number, head) {
+  const latest = /* @__PURE__ */ new Map();
+  for (const r of await port.listReviews(number))
+    if (!r.bot && r.login && r.commitId === head && r.state !== "COMMENTED") latest.set(r.login, r.state);
+  const approvers = [...latest].filter(([, state]) => state === "APPROVED").map(([login]) => login);
+  for (const login of approvers.slice(-APPROVERS_CHECKED)) if (WRITE_PERMISSIONS.has(await port.permission(login))) return true;
+  return false;
+}
+async function refusedOn(port, number, head, message) {
+  const text = message.replace(/\s+/g, " ").slice(0, 500);
+  await port.createComment(
+    number,
+    `Forge could not set this pull request to merge automatically (\`final_pr.auto_merge\`): GitHub answered "${text}". A person merges it, or fixes what GitHub names (for auto-merge, Settings \u2192 General \u2192 "Allow auto-merge") and approves it again (at ${head.slice(0, 7)}).`
+  );
+  return "refused";
+}
+
 // src/app/context.ts
 var CONFIG_TTL_MS = 10 * 6e4;
 var JOB_END_GRACE_MS = 1e4;
@@ -22084,7 +22213,9 @@ var AppContext = class {
       rt = void 0;
     }
     if (!rt) {
-      rt = await createRuntime(this.probot, owner, repo, installationId, log, this.options, this.clock);
+      rt = await createRuntime(this.probot, owner, repo, installationId, log, this.options, this.clock, (of, runId, facts) => {
+        if (facts.finalPr !== void 0) finalPrRecorded(this, of, runId);
+      });
       this.runtimes.set(key, rt);
     }
     if (typeof repositoryId === "number") rt.port.knowRepositoryId?.(repositoryId);
@@ -22458,12 +22589,23 @@ var Sweeper = class {
 async function reconcileRepository(ctx, rt) {
   rt.runsLoaded = false;
   for (const [runId, r] of await ctx.knownRuns(rt)) {
-    if (r.status !== "running") continue;
+    if (r.status !== "running") {
+      await endedRun(ctx, rt, runId);
+      continue;
+    }
     const inputs = await reconcileRun(rt.port, rt.engine, runId, ctx.now());
     await ctx.apply(rt, runId, inputs.length ? inputs : [{ kind: "tick" }]);
   }
   await rt.engine.idle();
   await rt.engine.persistDirty();
+}
+async function endedRun(ctx, rt, runId) {
+  const loaded = await rt.engine.state(runId);
+  if (!loaded) return;
+  if (loaded.state.journal.outbox.length) await rt.engine.flush(runId);
+  await lookAtFinalPr(ctx, rt, runId).catch(
+    (e) => ctx.log.warn({ runId, err: e.message }, "could not look at the final PR's approval")
+  );
 }
 
 // src/app/handlers/installation.ts
@@ -23250,57 +23392,6 @@ async function onPullRequest(ctx, context) {
   if (["opened", "reopened", "ready_for_review", "synchronize", "edited"].includes(payload.action)) {
     await ctx.apply(rt, ref.runId, [{ kind: "pr.opened", taskId: ref.taskId, attempt: ref.attempt, number: pr.number }]);
   }
-}
-
-// src/app/final-auto-merge.ts
-async function finalPrApproved(ctx, rt, pr) {
-  const run2 = await finalPrRun(ctx, rt, pr);
-  if (!run2) return void 0;
-  const port = rt.port;
-  const current = await port.getPullRequest(pr.number);
-  if (current.state !== "open" || current.merged || current.headRef !== pr.headRef) return void 0;
-  if (!await approvedByWriter(port, pr.number, current.headSha)) return void 0;
-  const { rules } = await cachedBranchRules(port, pr.baseRef, ctx.now(), RULES_TTL_MS, () => port.branchRules(pr.baseRef));
-  const method = finalMergeMethod(rules) ?? "merge";
-  const res = await port.queue.enableAutoMerge(pr.number, method, current.headSha);
-  if (res.kind === "enabled") return "enabled";
-  if (/\b(clean|unstable) status\b/i.test(res.message)) {
-    if (rules.some((r) => r.type === "merge_queue")) {
-      const q = await port.queue.enqueue(pr.number, current.headSha);
-      if (q.kind === "queued") return "queued";
-      return refusedOn(port, pr.number, current.headSha, q.message);
-    }
-    const merged = await port.mergePullRequest(pr.number, { sha: current.headSha, method });
-    if (merged.kind === "merged") return "merged";
-    return refusedOn(port, pr.number, current.headSha, "message" in merged ? merged.message : "the head moved");
-  }
-  return refusedOn(port, pr.number, current.headSha, res.message);
-}
-async function finalPrRun(ctx, rt, pr) {
-  for (const runId of (await ctx.knownRuns(rt)).keys()) {
-    const loaded = await rt.engine.state(runId);
-    if (!loaded || loaded.state.journal.status === "running" || loaded.state.facts.finalPr !== pr.number || loaded.state.journal.integrationBranch !== pr.headRef)
-      continue;
-    return loaded.state.config.final_pr.auto_merge ? runId : void 0;
-  }
-  return void 0;
-}
-var APPROVERS_CHECKED = 5;
-async function approvedByWriter(port, number, head) {
-  const latest = /* @__PURE__ */ new Map();
-  for (const r of await port.listReviews(number))
-    if (!r.bot && r.login && r.commitId === head && r.state !== "COMMENTED") latest.set(r.login, r.state);
-  const approvers = [...latest].filter(([, state]) => state === "APPROVED").map(([login]) => login);
-  for (const login of approvers.slice(-APPROVERS_CHECKED)) if (WRITE_PERMISSIONS.has(await port.permission(login))) return true;
-  return false;
-}
-async function refusedOn(port, number, head, message) {
-  const text = message.replace(/\s+/g, " ").slice(0, 500);
-  await port.createComment(
-    number,
-    `Forge could not set this pull request to merge automatically (\`final_pr.auto_merge\`): GitHub answered "${text}". A person merges it, or fixes what GitHub names (for auto-merge, Settings \u2192 General \u2192 "Allow auto-merge") and approves it again (at ${head.slice(0, 7)}).`
-  );
-  return "refused";
 }
 
 // src/app/handlers/pull-request-review.ts
