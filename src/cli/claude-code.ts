@@ -54,8 +54,14 @@ export function requireClaudeCode(flag: string): void {
  * licence keeps it out of Forge's dependencies, so the person installs it (or names it in FORGE_COPILOT_BIN).
  */
 export function requireCopilotCli(flag: string): void {
+  const named = process.env.FORGE_COPILOT_BIN;
+  const install = "install it with npm i -g @github/copilot@1.0.102 (its licence keeps it out of Forge's dependencies)";
+  if (named && !executable(named))
+    throw new CliError(
+      `${flag}: FORGE_COPILOT_BIN ${named} is not an executable file: name GitHub Copilot CLI's binary there, or ${install}`,
+    );
   if (copilotBinary() || searchPath().some((dir) => executable(path.join(dir, "copilot")))) return;
   throw new CliError(
-    `${flag}: GitHub Copilot CLI is not installed (no copilot command on PATH, FORGE_COPILOT_BIN not set); its licence keeps it out of Forge's dependencies: install it with npm i -g @github/copilot@1.0.102, or set FORGE_COPILOT_BIN to its binary`,
+    `${flag}: GitHub Copilot CLI is not installed (no copilot command on PATH): ${install}, or set FORGE_COPILOT_BIN to its binary`,
   );
 }
