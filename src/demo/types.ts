@@ -130,7 +130,7 @@ export interface DemoResult {
     prSection?: string;
     trackerRow?: string;
   }[];
-  /** `--agent mixed`: each scripted server's conversation requests, and how many came through a job's model proxy (all should). */
+  /** `--agent mixed` and `--agent copilot`: each scripted server's conversation requests, and how many came through a job's model proxy (all should). */
   modelServers?: Record<string, { requests: number; throughProxy: number }>;
   /** `--agent mixed`: the task whose first attempt hit Claude's usage limit, and how many requests of it the Anthropic server refused. */
   usageLimit?: { task: string; refused: number };

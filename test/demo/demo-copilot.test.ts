@@ -40,6 +40,10 @@ describe.runIf(BIN)("forge demo --agent copilot", () => {
       expect(result).toMatchObject({ ok: true, problems: [], status: "completed", agent: "copilot" });
       expect(result.tasks.filter((t) => t.status !== "MERGED")).toEqual([]);
       expect(err).toMatch(/agent: the real GitHub Copilot CLI/);
+      // Every job's Copilot CLI reached the scripted server through its job's model proxy, and only so.
+      const served = result.modelServers?.["Anthropic Messages (Copilot CLI)"];
+      expect(served?.requests, JSON.stringify(result.modelServers)).toBeGreaterThan(result.jobs.action);
+      expect(served?.throughProxy).toBe(served?.requests);
 
       const pad = result.tasks.find((t) => t.id === "pad")!;
       expect(pad).toMatchObject({ status: "MERGED", iteration: 1, reviewIterations: 1 });
