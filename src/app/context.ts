@@ -17,6 +17,7 @@ import type { SealedAppOptions } from "./options.js";
 import { readConfig } from "./plan-source.js";
 import { createRuntime, type RepoRuntime } from "./runtime.js";
 import { LaterReads } from "./later-reads.js";
+import { finalPrRecorded } from "./final-auto-merge.js";
 
 /**
  * How long a repository's config is used before it is read again. A push to the default branch
@@ -82,7 +83,10 @@ export class AppContext {
       rt = undefined;
     }
     if (!rt) {
-      rt = await createRuntime(this.probot!, owner, repo, installationId, log, this.options, this.clock);
+      rt = await createRuntime(this.probot!, owner, repo, installationId, log, this.options, this.clock, (of, runId, facts) => {
+        // The final PR recorded: an approval that came before is looked for now.
+        if (facts.finalPr !== undefined) finalPrRecorded(this, of, runId);
+      });
       this.runtimes.set(key, rt);
     }
     // A signed webhook's (or the installation's list's) word for the id the journal's seal binds.

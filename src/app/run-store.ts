@@ -44,7 +44,16 @@ export const runFactsSchema = z
       .describe("Digest of what waited for a person when the tracker was last written: a change is shown at once."),
     checkRuns: z.record(z.string(), z.number().int()).default({}).describe("Check run id per `<taskId>:<attempt>`."),
     finalPr: z.number().int().optional().describe("The run's final PR (integration → base)."),
-    finalAutoMerge: z.number().int().optional().describe("The final PR for which Forge enabled auto-merge (`final_pr.auto_merge`)."),
+    finalAutoMerge: z
+      .object({
+        pr: z.number().int(),
+        outcome: z.enum(["enabled", "merged", "queued", "refused", "closed"]),
+      })
+      .strict()
+      .optional()
+      .describe(
+        "What became of the final PR under `final_pr.auto_merge` (its number): set to auto-merge, merged or enqueued by Forge, refused by GitHub (said on the PR), or merged or closed by a person. Once set, the reconciler stops looking at it.",
+      ),
     mergeGroups: z
       .record(z.string(), z.object({ head: z.string(), group: z.string() }).strict())
       .optional()

@@ -11,6 +11,7 @@ import { newCallStats, type CallStats } from "../github/instrument.js";
 import type { GitHubPort } from "../github/port.js";
 import { Engine, type Logger } from "./engine/index.js";
 import type { SealedAppOptions } from "./options.js";
+import type { FactsPatch } from "./rounds.js";
 
 export interface RepoRuntime {
   stats: CallStats;
@@ -34,6 +35,8 @@ export async function createRuntime(
   log: Logger,
   options: SealedAppOptions,
   clock: Clock,
+  /** Told what a round of the engine's effects learned, once it is on the run's state (`EngineOptions.onLearned`). */
+  onLearned?: (rt: RepoRuntime, runId: string, facts: FactsPatch) => void,
 ): Promise<RepoRuntime> {
   const key = `${owner}/${repo}`;
   const stats = newCallStats();
@@ -47,6 +50,7 @@ export async function createRuntime(
     journalKey: options.journalKey,
     ...(options.journalParts ? { journalParts: options.journalParts } : {}),
     onDecision: (runId, d) => options.onDecision?.(key, runId, d),
+    onLearned: (runId, facts) => onLearned?.(rt, runId, facts),
     onRefused: async (runId, error) => {
       const issue = await port.findIssue(LABELS.tracker, trackerMarker(runId));
       if (issue === null) return;
@@ -63,5 +67,6 @@ export async function createRuntime(
       );
     },
   });
-  return { stats, port, engine, installationId, runs: new Map(), runsLoaded: false, planChain: Promise.resolve() };
+  const rt: RepoRuntime = { stats, port, engine, installationId, runs: new Map(), runsLoaded: false, planChain: Promise.resolve() };
+  return rt;
 }

@@ -7,6 +7,7 @@ import type { TimerHandle } from "../core/clock.js";
 import { repositoryInstallationId } from "../github/app-client.js";
 import type { AppContext } from "./context.js";
 import { discoverRepositories } from "./discovery.js";
+import { lookAtFinalPr } from "./final-auto-merge.js";
 import { reconcileRun } from "./reconciler.js";
 import type { RepoRuntime } from "./runtime.js";
 
@@ -69,16 +70,33 @@ export class Sweeper {
   }
 }
 
-/** Compares every running run of a repository with GitHub and ticks it: a sweep's pass, and an installation unsuspended. */
+/**
+ * Compares every running run of a repository with GitHub and ticks it: a sweep's pass, and an
+ * installation unsuspended. An ended run has what its outbox still holds started again (its final PR
+ * behind a failed try, or a restart), and its final PR looked at for an approval no webhook brought.
+ */
 export async function reconcileRepository(ctx: AppContext, rt: RepoRuntime): Promise<void> {
   // Runs started by another replica (or while this process was down) are found on every pass.
   rt.runsLoaded = false;
   for (const [runId, r] of await ctx.knownRuns(rt)) {
-    if (r.status !== "running") continue;
+    if (r.status !== "running") {
+      await endedRun(ctx, rt, runId);
+      continue;
+    }
     const inputs = await reconcileRun(rt.port, rt.engine, runId, ctx.now());
     await ctx.apply(rt, runId, inputs.length ? inputs : [{ kind: "tick" }]);
   }
   // The effects the pass started, and their outcomes, before what they learned is written.
   await rt.engine.idle();
   await rt.engine.persistDirty();
+}
+
+/** An ended run's pass: no call to GitHub unless its outbox holds effects, or its final PR waits for auto-merge. */
+async function endedRun(ctx: AppContext, rt: RepoRuntime, runId: string): Promise<void> {
+  const loaded = await rt.engine.state(runId);
+  if (!loaded) return;
+  if (loaded.state.journal.outbox.length) await rt.engine.flush(runId);
+  await lookAtFinalPr(ctx, rt, runId).catch((e: unknown) =>
+    ctx.log.warn({ runId, err: (e as Error).message }, "could not look at the final PR's approval"),
+  );
 }

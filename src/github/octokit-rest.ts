@@ -65,6 +65,7 @@ export function pull(data: {
   base: { ref: string; repo?: { id: number } | null };
   draft?: boolean;
   mergeable?: boolean | null;
+  auto_merge?: unknown;
 }): PullRequestInfo {
   const merged = data.merged ?? data.merged_at != null;
   return {
@@ -80,6 +81,7 @@ export function pull(data: {
     fromFork: !data.head.repo || (data.base.repo != null && data.head.repo.id !== data.base.repo.id),
     // Only a pull request read alone says (a list does not): null while GitHub computes it.
     ...("mergeable" in data ? { mergeable: data.mergeable ?? null } : {}),
+    ...("auto_merge" in data ? { autoMerge: data.auto_merge != null } : {}),
   };
 }
 

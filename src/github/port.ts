@@ -51,6 +51,8 @@ export interface PullRequestInfo {
    * absent when the read did not say.
    */
   mergeable?: boolean | null;
+  /** Whether it is set to merge automatically (REST `auto_merge`); absent when the read did not say. */
+  autoMerge?: boolean;
 }
 
 /** A submitted review of a pull request (docs.github.com/rest/pulls/reviews). */

@@ -209,6 +209,8 @@ export async function startHarness(
     runnerAs?: string;
     /** "Allow GitHub Actions to create and approve pull requests" (default on, as README.md's setup asks). */
     actionsMayCreatePullRequests?: boolean;
+    /** The API base URL the App is given, from the local GitHub's (default: that one): a proxy between the two. */
+    appApiUrl?: (sim: Sim) => Promise<string>;
   } = {},
 ): Promise<Harness> {
   const clock = opts.clock ?? new TestClock();
@@ -231,7 +233,7 @@ export async function startHarness(
     appId: registered.id,
     privateKey: keys.privateKeyPem,
     webhookSecret: secret,
-    baseUrl: sim.apiUrl,
+    baseUrl: opts.appApiUrl ? await opts.appApiUrl(sim) : sim.apiUrl,
     port: 0,
     onDecision,
     clock,

@@ -31,6 +31,8 @@ export interface RunnerHost {
   flushLater(runId: string, ms: number): void;
   /** The run's outbox as last decided in this process (undefined when not known): what the run still wants. */
   outbox(runId: string): readonly Effect[] | undefined;
+  /** Told what a round learned, once the turn that took its outcomes landed it (`EngineOptions.onLearned`). */
+  learned?(runId: string, facts: FactsPatch): void;
 }
 
 /**
@@ -130,7 +132,10 @@ export class EffectRunner {
       .then((outs) => {
         const acks = outs.flatMap((o) => o.acks);
         const round = outs.map((o) => o.round).reduce(mergeRounds);
-        return acks.length || Object.keys(round.facts).length ? this.#host.enqueue(runId, acks, round) : undefined;
+        if (!acks.length && !Object.keys(round.facts).length) return undefined;
+        return this.#host.enqueue(runId, acks, round).then(() => {
+          if (Object.keys(round.facts).length) this.#host.learned?.(runId, round.facts);
+        });
       })
       // The turn that takes the outcomes frees their keys even when its write fails: then the next
       // turn starts the effects again, as replays.

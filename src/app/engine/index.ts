@@ -30,7 +30,7 @@ import { rateLimitWaitMs } from "../../github/octokit-rest.js";
 import { ConflictError, type GitHubPort } from "../../github/port.js";
 import { effectDue } from "../effects/index.js";
 import { isFree, owns, withLeases, type LeaseHolder } from "../leases.js";
-import { sameEffect, withFacts, type Round } from "../rounds.js";
+import { sameEffect, withFacts, type FactsPatch, type Round } from "../rounds.js";
 import { randomUUID } from "node:crypto";
 import { JournalRefusedError, newStoredRun, RunStore, type Loaded, type RunFacts, type StoredRun } from "../run-store.js";
 import { answer, join, type Batch } from "./batches.js";
@@ -95,6 +95,7 @@ export class Engine {
       enqueue: (runId, acks, round) => this.#enqueue(runId, acks, round),
       flushLater: (runId, ms) => this.#flushLater(runId, ms),
       outbox: (runId) => this.#cache.get(runId)?.state.journal.outbox,
+      ...(options.onLearned ? { learned: options.onLearned } : {}),
     });
     const held = { store: this.store, cache: this.#cache, dirty: this.#dirty, log: this.#log, onRestored: options.onRestored };
     this.#restorer = new Restorer(held);
@@ -394,22 +395,34 @@ export class Engine {
 
   /** Persist facts kept in memory (effect acknowledgements, ids of GitHub objects). */
   async persistDirty(): Promise<void> {
-    for (const runId of [...this.#dirty]) {
-      await this.#serial(runId, async () => {
-        const loaded = this.#cache.get(runId);
-        if (!loaded || !this.#dirty.has(runId)) return;
-        try {
-          const saved = await this.store.save(loaded, this.#leased(loaded.state, []), `forge: ${runId} acknowledgements`);
-          this.#cache.set(runId, saved);
-          this.#dirty.delete(runId);
-        } catch (e) {
-          if (await this.#restorer.restoreMissing(runId, e)) return; // the acknowledgements are replayed instead
-          if (!(e instanceof ConflictError)) throw e;
-          this.#cache.delete(runId);
-          this.#dirty.delete(runId);
-        }
-      });
-    }
+    for (const runId of [...this.#dirty]) await this.#persist(runId, "acknowledgements");
+  }
+
+  /**
+   * Record what the App learned of a run outside its effects (facts only grow), and write it: it
+   * lands on the run's state in the run's turn, as an effect's would. A write lost to another
+   * writer loses it (the fact is looked for again).
+   */
+  async record(runId: string, facts: FactsPatch, what: string): Promise<void> {
+    await this.#enqueue(runId, [], { ran: new Map(), facts });
+    await this.#persist(runId, what);
+  }
+
+  async #persist(runId: string, what: string): Promise<void> {
+    await this.#serial(runId, async () => {
+      const loaded = this.#cache.get(runId);
+      if (!loaded || !this.#dirty.has(runId)) return;
+      try {
+        const saved = await this.store.save(loaded, this.#leased(loaded.state, []), `forge: ${runId} ${what}`);
+        this.#cache.set(runId, saved);
+        this.#dirty.delete(runId);
+      } catch (e) {
+        if (await this.#restorer.restoreMissing(runId, e)) return; // the acknowledgements are replayed instead
+        if (!(e instanceof ConflictError)) throw e;
+        this.#cache.delete(runId);
+        this.#dirty.delete(runId);
+      }
+    });
   }
 
   /** A deleted state branch seen in a `push` webhook: put it back at the commit it pointed to. */

@@ -3,6 +3,7 @@ import type { Clock } from "../../core/clock.js";
 import type { Decision } from "../../core/decide/index.js";
 import type { GitHubPort } from "../../github/port.js";
 import type { JournalKey } from "../journal-seal.js";
+import type { FactsPatch } from "../rounds.js";
 import type { JournalRefusedError, Loaded, RunStoreOptions } from "../run-store.js";
 
 export interface Logger {
@@ -24,6 +25,12 @@ export interface EngineOptions {
   clock?: Clock;
   /** Called after every decision that was persisted (tests and the demo's live view). */
   onDecision?: (runId: string, d: Decision) => void;
+  /**
+   * Called once the turn that took a round of effects' outcomes has landed what they learned (the
+   * ids of the objects they made) on the run's state: what the App looks at once such a fact is
+   * known (the final PR's approval, src/app/final-auto-merge.ts).
+   */
+  onLearned?: (runId: string, facts: FactsPatch) => void;
   /** Called after a deleted state branch was put back (to tell the people following the run). */
   onRestored?: (runId: string, loaded: Loaded, actor?: string) => Promise<void>;
   /**
