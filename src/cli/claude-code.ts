@@ -3,6 +3,7 @@
 // checkout only). Looked for where the demo looks: the package's node_modules/.bin, then PATH.
 import { accessSync, constants } from "node:fs";
 import path from "node:path";
+import { copilotBinary } from "../fake-agents/copilot.js";
 import { checkoutRoot } from "./child.js";
 import { CliError } from "./io.js";
 
@@ -45,5 +46,22 @@ export function requireClaudeCode(flag: string): void {
   if (searchPath().some((dir) => executable(path.join(dir, "claude")))) return;
   throw new CliError(
     `${flag}: Claude Code is not installed (no claude command on PATH): install it with npm i -g @anthropic-ai/claude-code, or run the demo with the scripted agent (no --agent)`,
+  );
+}
+
+/**
+ * Throws a CliError naming how to install GitHub Copilot CLI when it is nowhere to be started: its
+ * licence keeps it out of Forge's dependencies, so the person installs it (or names it in FORGE_COPILOT_BIN).
+ */
+export function requireCopilotCli(flag: string): void {
+  const named = process.env.FORGE_COPILOT_BIN;
+  const install = "install it with npm i -g @github/copilot@1.0.102 (its licence keeps it out of Forge's dependencies)";
+  if (named && !executable(named))
+    throw new CliError(
+      `${flag}: FORGE_COPILOT_BIN ${named} is not an executable file: name GitHub Copilot CLI's binary there, or ${install}`,
+    );
+  if (copilotBinary() || searchPath().some((dir) => executable(path.join(dir, "copilot")))) return;
+  throw new CliError(
+    `${flag}: GitHub Copilot CLI is not installed (no copilot command on PATH): ${install}, or set FORGE_COPILOT_BIN to its binary`,
   );
 }

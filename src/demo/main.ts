@@ -2,7 +2,7 @@
  * The process `forge demo` starts (through tsx, like `forge sim`): parses the options, runs the
  * demo with its live view, prints the summary table, and exits 0 only when every task is MERGED
  * and the final PR exists.
- *   --agent scripted|claude|gemini|opencode|qwen|mixed   --plan <dir>   --out <dir>   --runners <n>   --timeout <seconds>   --json
+ *   --agent scripted|claude|gemini|opencode|qwen|copilot|mixed   --plan <dir>   --out <dir>   --runners <n>   --timeout <seconds>   --json
  *   --latency none|github     the local GitHub at once (default) or at GitHub's speed (../latency/README.md)
  *   --issues                  the plan (default examples/plans/issue-tree) as an issue tree: /forge plan on
  *                             its parent, the merge queue on main (issues.ts); exits 0 only when every
@@ -37,6 +37,7 @@ async function cli(argv: string[]): Promise<number> {
     process.stdout.write(
       `Usage: forge demo [--agent ${DEMO_AGENTS.join("|")}] [--plan <dir>] [--out <dir>] [--runners <n>] [--timeout <seconds>] [--latency none|github] [--issues] [--json]\n` +
         "  --agent   who runs the jobs: the scripted agent (default); one real CLI in every job against its scripted model server;\n" +
+        "            copilot is GitHub Copilot CLI, which you install (npm i -g @github/copilot@1.0.102) or name in FORGE_COPILOT_BIN;\n" +
         "            or mixed: Claude Code, Codex and Gemini CLI per task (type 1 on claude then codex, type 2 on codex,\n" +
         "            refineries on gemini), one task moved from Claude Code to Codex by Claude's usage limit\n" +
         "  --plan    the plan folder (default examples/plans/textkit); its tasks run on the agents --agent names\n",

@@ -108,15 +108,15 @@ function presentedKey(headers: Record<string, string | string[] | undefined>): s
  * Each scripted server's conversation requests, and how many came through a job's model proxy: those
  * that present the runner's key, which only the proxy holds (the agent has a session token of its own).
  */
-export function modelRequests(run: DemoRun): NonNullable<DemoResult["modelServers"]> {
-  const keys = new Set(run.mixed?.runnerKeys ?? []);
+export function modelRequests(run: DemoRun, runnerKeys = run.mixed?.runnerKeys ?? []): NonNullable<DemoResult["modelServers"]> {
+  const keys = new Set(runnerKeys);
   const count = (requests: ReadonlyArray<{ kind: string; headers: Record<string, string | string[] | undefined> }>) => {
     const main = requests.filter((r) => r.kind === "main");
     return { requests: main.length, throughProxy: main.filter((r) => keys.has(presentedKey(r.headers) ?? "")).length };
   };
   const { model, responses, gemini } = run.services;
   return {
-    ...(model ? { "Anthropic Messages (Claude Code)": count(model.requests) } : {}),
+    ...(model ? { [`Anthropic Messages (${run.agent === "copilot" ? "Copilot CLI" : "Claude Code"})`]: count(model.requests) } : {}),
     ...(responses ? { "OpenAI Responses (Codex)": count(responses.requests) } : {}),
     ...(gemini ? { "Gemini API (Gemini CLI)": count(gemini.requests) } : {}),
   };

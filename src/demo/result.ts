@@ -7,7 +7,7 @@ import { ciFixInWords, ciRunsInWords, readCiRuns } from "./ci-runs.js";
 import { modelRequests, readAgentChanges } from "./mixed.js";
 import { loopExpected, loopInWords, loopProblems, machineIsolates, readLoop } from "./loop.js";
 import { readOutcome, testIntegration, writeReport } from "./outcome.js";
-import { FULL, PERSON } from "./project.js";
+import { ANTHROPIC_SECRET, FULL, PERSON } from "./project.js";
 import { feedbackExpected, readFeedback, REVIEWED_TASK } from "./review.js";
 import type { DemoRun } from "./run.js";
 import type { DemoResult } from "./types.js";
@@ -89,6 +89,8 @@ export async function demoResult(run: DemoRun, sim: Sim, user: Octokit, finalPrN
     loop,
     ...(agentChanges.length ? { agentChanges } : {}),
     ...(run.agent === "mixed" ? { modelServers: modelRequests(run) } : {}),
+    // Copilot CLI's requests reach the scripted server only through each job's model proxy, which presents the job's key.
+    ...(run.agent === "copilot" ? { modelServers: modelRequests(run, [ANTHROPIC_SECRET]) } : {}),
     ...(run.mixed?.usageLimited ? { usageLimit: { task: run.mixed.usageLimited, refused: run.mixed.usageLimits } } : {}),
     schemaViolations: sim.violations.length,
   };

@@ -40,6 +40,7 @@ const AGENT_LINE: Record<DemoAgent, string> = {
   gemini: "the real Gemini CLI against the scripted Gemini API server",
   opencode: "the real opencode CLI against the scripted Chat Completions server",
   qwen: "the real Qwen Code CLI against the scripted Chat Completions server",
+  copilot: "the real GitHub Copilot CLI (bring-your-own-key) against the scripted Anthropic Messages server",
   mixed:
     "the real Claude Code, Codex and Gemini CLIs per task (type 1 on claude then codex, type 2 on codex, refineries on gemini), each against its scripted model server",
 };
@@ -164,7 +165,7 @@ export class DemoRun {
   }
 
   async close(): Promise<void> {
-    const { app, sim, executor, ciExecutor, model, gemini, chat, responses } = this.services;
+    const { app, sim, executor, ciExecutor, model, gemini, chat, responses, copilotBin } = this.services;
     await app?.close().catch(() => undefined);
     await sim?.close().catch(() => undefined);
     executor?.dispose();
@@ -173,6 +174,7 @@ export class DemoRun {
     await gemini?.close().catch(() => undefined);
     await chat?.close().catch(() => undefined);
     await responses?.close().catch(() => undefined);
+    copilotBin?.close();
     if (process.env.FORGE_DEMO_DEBUG) process.stderr.write(`forge demo: job workspaces kept in ${this.scratch}\n`);
     else rmSync(this.scratch, { recursive: true, force: true });
   }

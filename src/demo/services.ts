@@ -1,7 +1,8 @@
 // The services of one `forge demo`, started in order: the local GitHub and the Forge App on it, the
 // demo repository (the project, the agent workflow, the configuration), the runners with the real
 // Forge action; and the person's push of the plan that starts the run.
-import { mkdirSync, readFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Octokit } from "@octokit/rest";
@@ -11,11 +12,13 @@ import { stateBranchRuleset } from "../app/start-run.js";
 import { parseCaptainBranch, parseCaptainId } from "../core/layout.js";
 import { startModelServer, type ModelServer } from "../fake-agents/model-server.js";
 import { offlineClaudeEnv } from "../fake-agents/claude-code.js";
+import { copilotBinary } from "../fake-agents/copilot.js";
 import { appKeys } from "./app-keys.js";
 import { createSimExecutor, type SimExecutor } from "../local-github/runner/sim-executor.js";
 import { createSim, type Sim } from "../local-github/server.js";
 import { QUEUED_TEST_WORKFLOW } from "./issue-tree.js";
 import { demoClaudeScript, type CaptainAnswer } from "./claude-script.js";
+import { demoCopilotScript } from "./copilot-script.js";
 import { demoGeminiScript } from "./gemini-script.js";
 import { demoChatScript } from "./chat-script.js";
 import { AGENT_CLIS_BIN, offlineChatEnv, startChatServer, type ChatServer } from "../fake-agents/chat/index.js";
@@ -49,6 +52,8 @@ export interface Services {
   gemini?: GeminiServer;
   chat?: ChatServer;
   responses?: ResponsesServer;
+  /** `--agent copilot`: the folder whose `copilot` is the CLI the person installed (FORGE_COPILOT_BIN, else on PATH). */
+  copilotBin?: { dir: string; close(): void };
 }
 
 /** The local GitHub, and the Forge App registered on it as a real server receiving signed webhooks. */
@@ -199,6 +204,8 @@ export async function startRunners(run: DemoRun, sim: Sim, user: Octokit): Promi
       { maxAttempts: 3 },
     );
     run.view.line(`        scripted Gemini API server ${gemini.url} (Gemini CLI's GOOGLE_GEMINI_BASE_URL)`);
+  } else if (run.agent === "copilot") {
+    env = await copilotEnv(run, captain);
   } else if (run.agent === "mixed") {
     env = await startMixedServers(run, captain, `${path.join(ROOT, "node_modules", ".bin")}${path.delimiter}${process.env.PATH ?? ""}`);
   } else if (run.agent === "opencode" || run.agent === "qwen") {
@@ -249,6 +256,30 @@ export async function startRunners(run: DemoRun, sim: Sim, user: Octokit): Promi
     }
     return executor.handler(d);
   });
+}
+
+/**
+ * `--agent copilot`: the scripted Anthropic Messages server, which each job's model proxy forwards
+ * Copilot CLI's requests to (its provider of its own, action/src/agent-access.ts), and the CLI the
+ * person installed as `copilot` on the runners' PATH (the adapter starts `copilot`): a folder of its
+ * own that an isolated agent's user can pass through, holding a link to it.
+ */
+async function copilotEnv(run: DemoRun, captain: CaptainAnswer): Promise<Record<string, string>> {
+  const bin = copilotBinary();
+  if (!bin) throw new Error("GitHub Copilot CLI is not installed: set FORGE_COPILOT_BIN to its binary (npm i -g @github/copilot@1.0.102)");
+  const dir = mkdtempSync(path.join(tmpdir(), "forge-demo-copilot-"));
+  chmodSync(dir, 0o755);
+  symlinkSync(realpathSync(bin), path.join(dir, "copilot"));
+  run.services.copilotBin = { dir, close: () => rmSync(dir, { recursive: true, force: true }) };
+  const model = (run.services.model = await startModelServer({ script: demoCopilotScript(12, captain) }));
+  const home = path.join(run.scratch, "home");
+  mkdirSync(home, { recursive: true });
+  // Where the CLI unpacks itself (~235 MB, once): shared by every job that is not isolated.
+  const cache = path.join(tmpdir(), "forge-copilot-cache");
+  mkdirSync(cache, { recursive: true });
+  const PATH = [dir, path.join(ROOT, "node_modules", ".bin"), process.env.PATH ?? ""].join(path.delimiter);
+  run.view.line(`        scripted model server ${model.url} (Anthropic Messages: each job's model proxy is Copilot CLI's provider)`);
+  return offlineClaudeEnv(model.url, home, { PATH, XDG_CACHE_HOME: cache });
 }
 
 /** The person commits the plan: merging a plan with its dag.json to the default branch starts a run. */

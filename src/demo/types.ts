@@ -5,10 +5,10 @@ import type { CiRuns } from "./ci-runs.js";
 import type { DemoLoop } from "./loop.js";
 import type { DemoFeedback } from "./review.js";
 
-export type DemoAgent = "scripted" | "claude" | "gemini" | "opencode" | "qwen" | "mixed";
+export type DemoAgent = "scripted" | "claude" | "gemini" | "opencode" | "qwen" | "copilot" | "mixed";
 
 /** The names `--agent` takes, in the order the help gives them. */
-export const DEMO_AGENTS: readonly DemoAgent[] = ["scripted", "claude", "gemini", "opencode", "qwen", "mixed"];
+export const DEMO_AGENTS: readonly DemoAgent[] = ["scripted", "claude", "gemini", "opencode", "qwen", "copilot", "mixed"];
 
 /** The agents (adapters) each `--agent` serves a model to: the scripted agent is the `command` adapter. */
 export const DEMO_SERVES: Record<DemoAgent, readonly string[]> = {
@@ -17,6 +17,7 @@ export const DEMO_SERVES: Record<DemoAgent, readonly string[]> = {
   gemini: ["gemini"],
   opencode: ["opencode"],
   qwen: ["qwen"],
+  copilot: ["copilot"],
   mixed: ["claude", "codex", "gemini"],
 };
 
@@ -27,6 +28,7 @@ export const DEMO_AGENT_LABEL: Record<DemoAgent, string> = {
   gemini: "Gemini CLI (scripted Gemini API server)",
   opencode: "opencode (scripted Chat Completions server)",
   qwen: "Qwen Code (scripted Chat Completions server)",
+  copilot: "GitHub Copilot CLI (scripted Anthropic Messages server)",
   mixed: "Claude Code, Codex and Gemini CLI per task (scripted model servers)",
 };
 
@@ -128,7 +130,7 @@ export interface DemoResult {
     prSection?: string;
     trackerRow?: string;
   }[];
-  /** `--agent mixed`: each scripted server's conversation requests, and how many came through a job's model proxy (all should). */
+  /** `--agent mixed` and `--agent copilot`: each scripted server's conversation requests, and how many came through a job's model proxy (all should). */
   modelServers?: Record<string, { requests: number; throughProxy: number }>;
   /** `--agent mixed`: the task whose first attempt hit Claude's usage limit, and how many requests of it the Anthropic server refused. */
   usageLimit?: { task: string; refused: number };

@@ -181,7 +181,18 @@ const ROWS: Record<string, Row[]> = {
     { args: ["demo", "--timeout", "abc"], says: "--timeout" },
     { args: ["demo", "--agent", "robot"], says: "--agent" },
     { args: ["demo", "--agent", ""], says: '--agent ""' },
-    { args: ["demo", "--agent", "mixd"], says: '--agent "mixd": expected scripted, claude, gemini, opencode, qwen or mixed' },
+    { args: ["demo", "--agent", "mixd"], says: '--agent "mixd": expected scripted, claude, gemini, opencode, qwen, copilot or mixed' },
+    // Copilot CLI is the person's to install (its licence): without it, how to install it, or to name it.
+    {
+      args: ["demo", "--agent", "copilot"],
+      env: { PATH: EMPTY, FORGE_COPILOT_BIN: "" },
+      says: "--agent copilot: GitHub Copilot CLI is not installed (no copilot command on PATH): install it with npm i -g @github/copilot@1.0.102 (its licence keeps it out of Forge's dependencies), or set FORGE_COPILOT_BIN to its binary",
+    },
+    {
+      args: ["demo", "--agent", "copilot"],
+      env: { PATH: EMPTY, FORGE_COPILOT_BIN: "/no/such/copilot" },
+      says: "--agent copilot: FORGE_COPILOT_BIN /no/such/copilot is not an executable file: name GitHub Copilot CLI's binary there, or install it with npm i -g @github/copilot@1.0.102",
+    },
     { args: ["demo", "--issues", "--agent", "mixed"], says: "--issues runs the scripted agent only" },
     { args: ["demo", "--latency", "fast"], says: "--latency" },
     { args: ["demo", "--latency"], says: "--latency" },

@@ -12,7 +12,7 @@ import { DEMO_AGENTS } from "../../demo/types.js";
 import { LATENCY_PROFILE_NAMES } from "../../local-github/latency/profile.js";
 import { existingDir, integer, oneOf, positiveSeconds, writableDir } from "../args.js";
 import { runLocalGithubProgram } from "../child.js";
-import { requireAgentCli, requireClaudeCode, requireGeminiCli } from "../claude-code.js";
+import { requireAgentCli, requireClaudeCode, requireCopilotCli, requireGeminiCli } from "../claude-code.js";
 import { CLI_EXIT, CliError, type CliIo } from "../io.js";
 import type { CommandContext } from "./index.js";
 import { displayFile, loadPlanArg } from "./plan-input.js";
@@ -36,7 +36,7 @@ export function registerDemo(program: Command, { io, setExitCode }: CommandConte
     )
     .option(
       "--agent <kind>",
-      "scripted (default); claude, gemini, opencode or qwen: the real Claude Code, Gemini CLI, opencode or Qwen Code in every job against a scripted model server; mixed: Claude Code, Codex and Gemini CLI per task (type 1 on claude then codex, type 2 on codex, refineries on gemini), one task moved to Codex by Claude's usage limit",
+      "scripted (default); claude, gemini, opencode, qwen or copilot: the real Claude Code, Gemini CLI, opencode, Qwen Code or GitHub Copilot CLI in every job against a scripted model server (copilot: installed by you, or named by FORGE_COPILOT_BIN); mixed: Claude Code, Codex and Gemini CLI per task (type 1 on claude then codex, type 2 on codex, refineries on gemini), one task moved to Codex by Claude's usage limit",
     )
     .option(
       "--plan <dir>",
@@ -100,6 +100,7 @@ async function checkFlags(opts: DemoFlags, io: CliIo): Promise<string[]> {
   if (opts.agent === "mixed") requireAgentCli("--agent mixed", "Codex", "codex", "@openai/codex");
   if (opts.agent === "opencode") requireAgentCli("--agent opencode", "opencode", "opencode", "opencode-ai");
   if (opts.agent === "qwen") requireAgentCli("--agent qwen", "Qwen Code", "qwen", "@qwen-code/qwen-code");
+  if (opts.agent === "copilot") requireCopilotCli("--agent copilot");
   if (opts.runners !== undefined) integer("--runners", opts.runners, 1, 64);
   if (opts.timeout !== undefined) positiveSeconds("--timeout", opts.timeout);
   if (opts.latency !== undefined) oneOf("--latency", opts.latency, LATENCY_PROFILE_NAMES);
