@@ -17,6 +17,7 @@ export const PULL_WITH_FILES = `query ($owner: String!, $name: String!, $number:
       baseRefName
       isDraft
       mergeable
+      autoMergeRequest { enabledAt }
       isCrossRepository
       headRepository { id }
       files(first: 100) { pageInfo { hasNextPage } nodes { path changeType } }
@@ -36,6 +37,8 @@ export interface GraphqlPull {
   isDraft: boolean;
   /** MERGEABLE, CONFLICTING, or UNKNOWN while GitHub computes it. */
   mergeable?: "MERGEABLE" | "CONFLICTING" | "UNKNOWN";
+  /** Set while the pull request is to merge automatically; null otherwise. */
+  autoMergeRequest?: { enabledAt: string | null } | null;
   isCrossRepository: boolean;
   headRepository: { id: string } | null;
   files: { pageInfo: { hasNextPage: boolean }; nodes: { path: string; changeType?: string }[] | null } | null;
@@ -79,6 +82,8 @@ export function pullInfo(p: GraphqlPull): PullRequestInfo {
     fromFork: p.isCrossRepository || p.headRepository === null,
     // UNKNOWN: GitHub is still computing it — null, as REST says, never false.
     ...(p.mergeable !== undefined ? { mergeable: p.mergeable === "UNKNOWN" ? null : p.mergeable === "MERGEABLE" } : {}),
+    // As REST's `auto_merge`: absent when the answer did not say.
+    ...(p.autoMergeRequest !== undefined ? { autoMerge: p.autoMergeRequest !== null } : {}),
   };
 }
 
