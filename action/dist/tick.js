@@ -16036,6 +16036,7 @@ var PULL_WITH_FILES = `query ($owner: String!, $name: String!, $number: Int!) {
       baseRefName
       isDraft
       mergeable
+      autoMergeRequest { enabledAt }
       isCrossRepository
       headRepository { id }
       files(first: 100) { pageInfo { hasNextPage } nodes { path changeType } }
@@ -16070,7 +16071,9 @@ function pullInfo(p) {
     // A deleted fork leaves no head repository: not this repository either.
     fromFork: p.isCrossRepository || p.headRepository === null,
     // UNKNOWN: GitHub is still computing it — null, as REST says, never false.
-    ...p.mergeable !== void 0 ? { mergeable: p.mergeable === "UNKNOWN" ? null : p.mergeable === "MERGEABLE" } : {}
+    ...p.mergeable !== void 0 ? { mergeable: p.mergeable === "UNKNOWN" ? null : p.mergeable === "MERGEABLE" } : {},
+    // As REST's `auto_merge`: absent when the answer did not say.
+    ...p.autoMergeRequest !== void 0 ? { autoMerge: p.autoMergeRequest !== null } : {}
   };
 }
 function readFilesQuery(owner, name, ref, batch) {
