@@ -108,6 +108,6 @@ function expectHostile(r: ScenarioResult): void {
   expect(h.finalPr).toBeDefined();
   expect(h.finalPr!.trackerSays).toBe(true);
   expect(h.finalPr!.refused).toMatch(/^405 .*approving review/s);
-  expect(h.finalPr!.merged).toBe(true);
+  expect(h.finalPr!.merged, h.finalPr!.mergeRefused).toBe(true);
   expect(h.finalPr!.mergeCommitParents).toBe(1);
 }

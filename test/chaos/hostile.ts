@@ -83,7 +83,15 @@ export interface HostileFacts {
    * The run's final PR: whether the tracker says it waits for a person, what GitHub answered the
    * reviewer's merge before the approval, whether it merged after, and its commit's parents.
    */
-  finalPr?: { number: number; trackerSays: boolean; refused: string; merged: boolean; mergeCommitParents: number };
+  finalPr?: {
+    number: number;
+    trackerSays: boolean;
+    refused: string;
+    merged: boolean;
+    mergeCommitParents: number;
+    /** GitHub's answer to the merge after the approval, when it refused it. */
+    mergeRefused?: string;
+  };
 }
 
 export interface HostileRepository {
@@ -290,6 +298,7 @@ export async function reviewFinalPr(sim: Sim, owner: string, repo: string, journ
     refused: `${refused.status} ${(refused.body as { message?: string } | undefined)?.message ?? ""}`,
     merged: merged.status === 200,
     mergeCommitParents: commit?.parents.length ?? 0,
+    ...(merged.status === 200 ? {} : { mergeRefused: `${merged.status} ${JSON.stringify(merged.body).slice(0, 500)}` }),
   };
 }
 
